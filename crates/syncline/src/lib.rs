@@ -1,0 +1,28 @@
+//! **syncline** makes time right in robot sensor pipelines, on tokio.
+//!
+//! This crate is the async shell around the sans-IO cores of
+//! [`syncline_core`] (re-exported here as [`core`]): stream adapters and
+//! combinators, the clocks that feed them time, timers and channels.
+//!
+//! ```
+//! use syncline::prelude::*;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let clock = SystemClock;
+//! let now = clock.now();
+//! assert!(now > Timestamp::EPOCH);
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod clock;
+
+pub use syncline_core as core;
+pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
+
+/// The names most programs need, in one `use syncline::prelude::*;`.
+pub mod prelude {
+    pub use crate::clock::{Clock, SystemClock, TokioClock};
+    pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
+}
