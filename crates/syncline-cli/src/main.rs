@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod error;
+mod estimate;
 mod input;
 mod output;
 
@@ -25,10 +26,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Timestamp estimator replay: acquisition times from arrival times.
+    Estimate(estimate::EstimateArgs),
+}
 
 fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Estimate(args) => estimate::run(args),
+    }
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,140 @@
+//! `syncline estimate`: the timestamp estimator replayed on a CSV of
+//! arrival events (INTERFACE.md).
+
+use clap::Args;
+use syncline::core::estimator::{Estimator, EstimatorConfig, EstimatorError};
+use syncline::{TimeDelta, Timestamp};
+
+use crate::error::CliError;
+use crate::input::CsvInput;
+use crate::output::Output;
+
+/// Arguments of `syncline estimate`.
+#[derive(Debug, Args)]
+pub struct EstimateArgs {
+    /// Base estimation window in ns (> 0).
+    #[arg(long = "window-ns", allow_hyphen_values = true)]
+    window_ns: i64,
+    /// Expected period in ns (> 0), used until the estimator measured its own.
+    #[arg(long = "period-ns", allow_hyphen_values = true)]
+    period_ns: Option<i64>,
+    /// Loss threshold (0: infer a loss at once; 4294967295: never from arrivals).
+    #[arg(long = "loss-threshold", default_value_t = 2)]
+    loss_threshold: u32,
+    /// Known minimum latency in ns (>= 0), subtracted from every estimate.
+    #[arg(
+        long = "min-latency-ns",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    min_latency_ns: i64,
+    /// Width of the device counter in the `index` column, in bits (1..=64).
+    #[arg(long = "counter-bits", default_value_t = 64)]
+    counter_bits: u32,
+    /// Print the final estimator status as a last line `{"status": {...}}`.
+    #[arg(long)]
+    status: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(long)]
+    output: Option<String>,
+    /// Input CSV (`-` for standard input).
+    input: String,
+}
+
+fn config(args: &EstimateArgs) -> Result<EstimatorConfig, CliError> {
+    let mut c = EstimatorConfig::new(TimeDelta::from_nanos(args.window_ns))
+        .with_loss_threshold(args.loss_threshold)
+        .with_min_latency(TimeDelta::from_nanos(args.min_latency_ns))
+        .with_counter_bits(args.counter_bits);
+    c.period = args.period_ns.map(TimeDelta::from_nanos);
+    Estimator::new(c).map(|_| c).map_err(|e| {
+        let flag = match e {
+            EstimatorError::NonPositiveWindow(_) => "--window-ns",
+            EstimatorError::NonPositivePeriod(_) => "--period-ns",
+            EstimatorError::NegativeLatency(_) => "--min-latency-ns",
+            _ => "--counter-bits",
+        };
+        CliError::flag(flag, e.to_string())
+    })
+}
+
+/// Runs `syncline estimate`.
+pub fn run(args: EstimateArgs) -> Result<(), CliError> {
+    let mut est =
+        Estimator::new(config(&args)?).map_err(|e| CliError::flag("--window-ns", e.to_string()))?;
+    let mut input = CsvInput::open(&args.input)?;
+    let mut out = Output::open(args.output.as_deref())?;
+    let event_col = input.require("event")?;
+    let time_col = input.require("time_ns")?;
+    let index_col = input.column("index");
+    while let Some(pos) = input.next_row()? {
+        let time = input.i64_cell(time_col, pos)?;
+        let index = match index_col {
+            Some(c) => input.i64_cell(c, pos)?,
+            None => None,
+        };
+        match input.cell(event_col) {
+            Some(b"sample") => {
+                let Some(t) = time else {
+                    return Err(input.row_error(pos, "column `time_ns` is empty"));
+                };
+                let arrival = Timestamp::from_nanos(t);
+                let result = match index {
+                    Some(i) => {
+                        let i = u64::try_from(i).map_err(|_| {
+                            input.row_error(pos, format!("column `index`: {i} is negative"))
+                        })?;
+                        est.update_with_index(arrival, i)
+                    }
+                    None => est.update(arrival),
+                };
+                out.raw(b"{\"id\": ")?;
+                out.int(pos.id)?;
+                out.raw(b", \"estimate_ns\": ")?;
+                match result {
+                    Ok(e) => out.int(e.stamp.as_nanos())?,
+                    Err(e) => {
+                        // Rejected (counted in the status): the arrival stands.
+                        out.int(t)?;
+                        let reason: &[u8] = match e {
+                            EstimatorError::Backwards { .. } => b"backwards",
+                            _ => b"overflow",
+                        };
+                        out.raw(b", \"rejected\": \"")?;
+                        out.raw(reason)?;
+                        out.raw(b"\"")?;
+                    }
+                }
+                out.raw(b"}\n")?;
+            }
+            Some(b"loss") => est.update_loss(),
+            Some(b"reference") => {
+                let Some(t) = time else {
+                    return Err(input.row_error(pos, "column `time_ns` is empty"));
+                };
+                est.update_reference(Timestamp::from_nanos(t));
+            }
+            Some(other) => {
+                return Err(input.row_error(
+                    pos,
+                    format!(
+                        "column `event`: unknown event `{}` (expected sample, loss or reference)",
+                        String::from_utf8_lossy(other)
+                    ),
+                ));
+            }
+            None => return Err(input.row_error(pos, "column `event` is empty")),
+        }
+    }
+    if args.status {
+        #[derive(serde::Serialize)]
+        struct Line {
+            status: syncline::core::estimator::EstimatorStatus,
+        }
+        out.json(&Line {
+            status: est.status(),
+        })?;
+        out.raw(b"\n")?;
+    }
+    out.flush()
+}

@@ -1,0 +1,454 @@
+//! Line fits of arrival (or reference) times against sample numbers.
+//!
+//! A [`LineFit`] holds a bounded history of points `(n, q)` (sample number,
+//! time in ns) in a ring buffer sized at construction, and two fits over it:
+//!
+//! * the **floor**: the lower convex hull of the points (Andrew's monotone
+//!   chain) evaluated on its centroid edge, which is the one-way LP / Moon
+//!   line, the maximum-likelihood line for one-sided (exponential) delays;
+//! * a **least-squares** line from exact integer running sums, the better
+//!   estimator for symmetric or quantised noise.
+//!
+//! Points are only appended between rebuilds; every `rebuild_every` points
+//! (about an eighth of the history) the history is trimmed, re-anchored and
+//! both fits are rebuilt in one O(N) pass, so the amortised cost per point is
+//! O(1) and nothing is allocated after construction.
+
+use std::collections::VecDeque;
+
+/// A point of the history: sample number, time (ns), and whether it arrived
+/// queued right behind its predecessor (a burst).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Point {
+    pub n: i64,
+    pub q: i64,
+    pub queued: bool,
+}
+
+/// A straight line `q(n) = q0 + c + slope·(n − n0)` in ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Line {
+    pub n0: i64,
+    pub q0: i64,
+    pub c: f64,
+    pub slope: f64,
+}
+
+impl Line {
+    /// The line's offset from `q0` at `n`, in ns (f64), if finite.
+    fn offset(&self, n: i64) -> Option<f64> {
+        let dn = n.checked_sub(self.n0)? as f64;
+        let v = self.c + self.slope * dn;
+        (v.is_finite() && v.abs() < 4.0e18).then_some(v)
+    }
+
+    /// The line's value at `n`, rounded to integer ns; `None` when it does
+    /// not fit in an `i64`.
+    pub fn eval(&self, n: i64) -> Option<i64> {
+        self.q0.checked_add(self.offset(n)?.round() as i64)
+    }
+
+    /// `q − line(n)` in ns as f64 (saturating far outside the range).
+    pub fn residual(&self, n: i64, q: i64) -> f64 {
+        match self.offset(n) {
+            Some(v) => (q as f64 - self.q0 as f64) - v,
+            None => f64::NAN,
+        }
+    }
+
+    /// The (fractional) sample number where the line reaches `q`.
+    pub fn solve(&self, q: i64) -> Option<f64> {
+        if !(self.slope > 0.0) {
+            return None;
+        }
+        let x = ((q as f64 - self.q0 as f64) - self.c) / self.slope + self.n0 as f64;
+        x.is_finite().then_some(x)
+    }
+}
+
+/// Which line a fit currently trusts for its estimates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitMode {
+    /// Lower envelope (one-way LP): one-sided delays, stalls, bursts.
+    Hull,
+    /// Least squares: symmetric or quantised jitter.
+    LeastSquares,
+}
+
+/// Hull ↔ least-squares decision: the ratio of the mean residual above the
+/// floor to its standard deviation is about 1 for exponential delays (the
+/// floor is sharp), about 2 for uniform/quantised and about 3 for Gaussian
+/// jitter. Hysteresis keeps the mode stable.
+const LS_ENTER_RATIO: f64 = 1.6;
+const LS_LEAVE_RATIO: f64 = 1.4;
+/// Points needed before the residual statistics are trusted.
+pub(crate) const MIN_STATS_POINTS: usize = 24;
+
+/// A bounded history of points with a floor (hull) fit and a least-squares fit.
+#[derive(Debug, Clone)]
+pub(crate) struct LineFit {
+    pts: VecDeque<Point>,
+    cap: usize,
+    anchor_n: i64,
+    anchor_q: i64,
+    /// Lower hull vertices, relative to the anchor.
+    hull: Vec<(i64, i64)>,
+    hull_cnt: i64,
+    hull_sx: i128,
+    ls_cnt: i64,
+    sx: i128,
+    sy: i128,
+    sxx: i128,
+    sxy: i128,
+    since_rebuild: usize,
+    /// Mean and standard deviation of the residuals above the floor (free
+    /// points below half a period), from the last rebuild.
+    pub mean_r: f64,
+    pub std_r: f64,
+    stats_valid: bool,
+    pub mode: FitMode,
+    floor: Option<Line>,
+    ls: Option<Line>,
+}
+
+impl LineFit {
+    /// An empty fit that holds at most `cap` points (at least 8).
+    pub fn new(cap: usize) -> Self {
+        let cap = cap.max(8);
+        LineFit {
+            pts: VecDeque::with_capacity(cap),
+            cap,
+            anchor_n: 0,
+            anchor_q: 0,
+            hull: Vec::with_capacity(cap),
+            hull_cnt: 0,
+            hull_sx: 0,
+            ls_cnt: 0,
+            sx: 0,
+            sy: 0,
+            sxx: 0,
+            sxy: 0,
+            since_rebuild: 0,
+            mean_r: 0.0,
+            std_r: 0.0,
+            stats_valid: false,
+            mode: FitMode::Hull,
+            floor: None,
+            ls: None,
+        }
+    }
+
+    /// Forgets every point (keeps the capacity and the mode).
+    pub fn clear(&mut self) {
+        self.pts.clear();
+        self.rebuild_now();
+        self.stats_valid = false;
+    }
+
+    /// Points held.
+    pub fn len(&self) -> usize {
+        self.pts.len()
+    }
+
+    /// Capacity in points.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// The newest point.
+    pub fn last(&self) -> Option<Point> {
+        self.pts.back().copied()
+    }
+
+    /// The oldest point.
+    pub fn first(&self) -> Option<Point> {
+        self.pts.front().copied()
+    }
+
+    /// Whether the residual statistics are trustworthy.
+    pub fn stats_valid(&self) -> bool {
+        self.stats_valid
+    }
+
+    /// The floor line (lower envelope), once two points exist.
+    pub fn floor(&self) -> Option<Line> {
+        self.floor
+    }
+
+    /// The line of the current mode (falls back to the floor).
+    pub fn active(&self) -> Option<Line> {
+        match self.mode {
+            FitMode::LeastSquares => self.ls.or(self.floor),
+            FitMode::Hull => self.floor,
+        }
+    }
+
+    /// Keeps only the newest `keep` points and rebuilds.
+    pub fn keep_last(&mut self, keep: usize) {
+        while self.pts.len() > keep {
+            self.pts.pop_front();
+        }
+        self.rebuild_now();
+    }
+
+    /// Appends a point (`n` must exceed the last point's). `max_span` bounds
+    /// the history in ns (older points are dropped at the next rebuild).
+    /// Returns false (and ignores the point) if it does not fit the
+    /// coordinate range or is not after the last point.
+    pub fn push(&mut self, p: Point, max_span: i64) -> bool {
+        if let Some(last) = self.pts.back()
+            && p.n <= last.n
+        {
+            return false;
+        }
+        if self.pts.len() >= self.cap {
+            self.trim(
+                p.q,
+                max_span,
+                self.cap - self.rebuild_every().min(self.cap / 2),
+            );
+            self.rebuild_now();
+        }
+        if self.pts.is_empty() {
+            self.anchor_n = p.n;
+            self.anchor_q = p.q;
+        }
+        let (Some(x), Some(y)) = (
+            p.n.checked_sub(self.anchor_n),
+            p.q.checked_sub(self.anchor_q),
+        ) else {
+            return false;
+        };
+        if x > (1 << 40) || y.unsigned_abs() > (1 << 60) {
+            // Far from the anchor: re-anchor on this point's history first.
+            self.pts.push_back(p);
+            self.rebuild_now();
+            return true;
+        }
+        self.pts.push_back(p);
+        // LS inclusion uses the floor before this point.
+        let include = self.ls_includes(&p);
+        self.hull_push(x, y);
+        if include {
+            self.ls_add(x, y);
+        }
+        self.since_rebuild += 1;
+        if self.since_rebuild >= self.rebuild_every() {
+            self.trim(p.q, max_span, self.cap);
+            self.rebuild_now();
+        } else {
+            self.refresh_lines();
+        }
+        true
+    }
+
+    fn rebuild_every(&self) -> usize {
+        (self.pts.len() / 8).max(16)
+    }
+
+    /// Drops the oldest points older than `max_span` before `now` or beyond `keep`.
+    fn trim(&mut self, now: i64, max_span: i64, keep: usize) {
+        while let Some(f) = self.pts.front() {
+            let old = now.saturating_sub(f.q) > max_span;
+            if (old || self.pts.len() > keep) && self.pts.len() > 2 {
+                self.pts.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn ls_includes(&self, p: &Point) -> bool {
+        if p.queued {
+            return false;
+        }
+        match (self.stats_valid, self.floor) {
+            (true, Some(f)) => f.residual(p.n, p.q) <= self.mean_r + 5.0 * self.std_r,
+            _ => true,
+        }
+    }
+
+    fn hull_push(&mut self, x: i64, y: i64) {
+        while self.hull.len() >= 2 {
+            let (ax, ay) = self.hull[self.hull.len() - 2];
+            let (bx, by) = self.hull[self.hull.len() - 1];
+            let cross = (bx - ax) as i128 * (y - ay) as i128 - (by - ay) as i128 * (x - ax) as i128;
+            if cross <= 0 {
+                self.hull.pop();
+            } else {
+                break;
+            }
+        }
+        self.hull.push((x, y));
+        self.hull_cnt += 1;
+        self.hull_sx += x as i128;
+    }
+
+    fn ls_add(&mut self, x: i64, y: i64) {
+        let (x, y) = (x as i128, y as i128);
+        self.ls_cnt += 1;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+    }
+
+    /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
+    fn rebuild_now(&mut self) {
+        self.since_rebuild = 0;
+        self.hull.clear();
+        self.hull_cnt = 0;
+        self.hull_sx = 0;
+        self.ls_cnt = 0;
+        (self.sx, self.sy, self.sxx, self.sxy) = (0, 0, 0, 0);
+        self.floor = None;
+        self.ls = None;
+        let Some(first) = self.pts.front().copied() else {
+            return;
+        };
+        self.anchor_n = first.n;
+        self.anchor_q = first.q;
+        for i in 0..self.pts.len() {
+            let p = self.pts[i];
+            self.hull_push(p.n - self.anchor_n, p.q.saturating_sub(self.anchor_q));
+        }
+        self.refresh_lines();
+        self.update_stats();
+        for i in 0..self.pts.len() {
+            let p = self.pts[i];
+            if self.ls_includes(&p) {
+                self.ls_add(p.n - self.anchor_n, p.q.saturating_sub(self.anchor_q));
+            }
+        }
+        self.refresh_lines();
+    }
+
+    /// Residual statistics above the floor and the mode decision.
+    fn update_stats(&mut self) {
+        let Some(f) = self.floor else {
+            self.stats_valid = false;
+            return;
+        };
+        let half = 0.5 * f.slope;
+        let (mut k, mut s, mut ss) = (0.0f64, 0.0f64, 0.0f64);
+        for p in self.pts.iter().filter(|p| !p.queued) {
+            let r = f.residual(p.n, p.q);
+            if r.is_finite() && r < half {
+                k += 1.0;
+                s += r;
+                ss += r * r;
+            }
+        }
+        if k < MIN_STATS_POINTS as f64 {
+            self.stats_valid = false;
+            return;
+        }
+        self.mean_r = s / k;
+        self.std_r = (ss / k - self.mean_r * self.mean_r).max(0.0).sqrt();
+        self.stats_valid = true;
+        let ratio = if self.std_r > 0.0 {
+            self.mean_r / self.std_r
+        } else {
+            0.0
+        };
+        self.mode = match self.mode {
+            FitMode::Hull if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
+            FitMode::LeastSquares if ratio < LS_LEAVE_RATIO => FitMode::Hull,
+            m => m,
+        };
+    }
+
+    /// Recomputes the floor (centroid edge of the hull) and the LS line.
+    fn refresh_lines(&mut self) {
+        self.floor = None;
+        if self.hull.len() >= 2 && self.hull_cnt > 0 {
+            let xbar = self.hull_sx as f64 / self.hull_cnt as f64;
+            // First vertex at or right of the centroid; the edge ends there.
+            let i = self
+                .hull
+                .partition_point(|&(x, _)| (x as f64) < xbar)
+                .clamp(1, self.hull.len() - 1);
+            let (ax, ay) = self.hull[i - 1];
+            let (bx, by) = self.hull[i];
+            if bx > ax {
+                self.floor = Some(Line {
+                    n0: self.anchor_n + ax,
+                    q0: self.anchor_q.saturating_add(ay),
+                    c: 0.0,
+                    slope: (by - ay) as f64 / (bx - ax) as f64,
+                });
+            }
+        }
+        self.ls = None;
+        if self.ls_cnt >= 3 {
+            let n = self.ls_cnt as i128;
+            let sxx = n * self.sxx - self.sx * self.sx;
+            let sxy = n * self.sxy - self.sx * self.sy;
+            if sxx > 0 {
+                let slope = sxy as f64 / sxx as f64;
+                let xbar = self.sx as f64 / n as f64;
+                let ybar = self.sy as f64 / n as f64;
+                self.ls = Some(Line {
+                    n0: self.anchor_n,
+                    q0: self.anchor_q,
+                    c: ybar - slope * xbar,
+                    slope,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(n: i64, q: i64) -> Point {
+        Point {
+            n,
+            q,
+            queued: false,
+        }
+    }
+
+    #[test]
+    fn floor_of_a_perfect_line_is_exact() {
+        let mut f = LineFit::new(64);
+        for n in 0..200 {
+            assert!(f.push(pt(n, 1_000_000_000 + n * 10_000_000), i64::MAX));
+        }
+        let l = f.floor().unwrap();
+        assert_eq!(l.eval(500), Some(1_000_000_000 + 500 * 10_000_000));
+        assert!(f.len() <= 64);
+    }
+
+    #[test]
+    fn floor_ignores_points_above_it() {
+        let mut f = LineFit::new(256);
+        for n in 0..100 {
+            let bump = if n % 7 == 3 { 5_000_000 } else { 0 };
+            f.push(pt(n, n * 10_000_000 + bump), i64::MAX);
+        }
+        assert_eq!(f.floor().unwrap().eval(100), Some(1_000_000_000));
+    }
+
+    #[test]
+    fn rejects_non_increasing_numbers() {
+        let mut f = LineFit::new(16);
+        assert!(f.push(pt(3, 0), i64::MAX));
+        assert!(!f.push(pt(3, 10), i64::MAX));
+        assert!(!f.push(pt(2, 10), i64::MAX));
+        assert_eq!(f.len(), 1);
+    }
+
+    #[test]
+    fn history_span_is_bounded() {
+        let mut f = LineFit::new(10_000);
+        for n in 0..5_000 {
+            f.push(pt(n, n * 1_000_000), 1_000_000_000);
+        }
+        let span = f.last().unwrap().q - f.first().unwrap().q;
+        assert!(span <= 1_000_000_000 + 200 * 1_000_000, "span {span}");
+    }
+}

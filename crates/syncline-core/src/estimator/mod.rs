@@ -1,0 +1,767 @@
+//! Timestamp estimation: from the times samples *arrive* to the times they
+//! were *acquired*, with zero added latency.
+//!
+//! [`Estimator`] is a sans-IO state machine. Feed it each sample's arrival
+//! time ([`Estimator::update`]), optionally the device's sample counter
+//! ([`Estimator::update_with_index`]), announced losses
+//! ([`Estimator::update_loss`]) and hardware reference pulses
+//! ([`Estimator::update_reference`]); every update returns the estimate for
+//! that sample at once.
+//!
+//! Method (see `docs/stamp.md`): each sample gets a sample number `n`
+//! (inferred from the arrival times, the counter or announced losses; a
+//! loss is told from a delay by the evidence of earlier, resolved cases and
+//! confirmed by the next sample). The arrival times are fitted against `n`
+//! with the lower convex hull (one-way LP line: exact for one-sided delays,
+//! stalls and bursts) or, when the residuals show symmetric or quantised
+//! noise, with least squares. The history grows while the data fit one
+//! line and is cut after a detected change (period step, clock step).
+//!
+//! ```
+//! use syncline_core::estimator::{Estimator, EstimatorConfig};
+//! use syncline_core::{TimeDelta, Timestamp};
+//!
+//! let config = EstimatorConfig::new(TimeDelta::from_secs(5))
+//!     .with_period(TimeDelta::from_millis(10));
+//! let mut est = Estimator::new(config).unwrap();
+//! let t0 = 1_700_000_000_000_000_000i64;
+//! for k in 0..100i64 {
+//!     // 1 ms latency, plus 2 ms extra on every fifth sample.
+//!     let delay = if k % 5 == 0 { 3_000_000 } else { 1_000_000 };
+//!     let arrival = Timestamp::from_nanos(t0 + k * 10_000_000 + delay);
+//!     let e = est.update(arrival).unwrap();
+//!     if k > 10 {
+//!         // The delays are removed: the estimate sits on the 1 ms floor.
+//!         assert!((e.stamp.as_nanos() - (t0 + k * 10_000_000 + 1_000_000)).abs() < 1_000);
+//!     }
+//! }
+//! assert_eq!(est.status().samples, 100);
+//! ```
+
+mod fit;
+
+use serde::{Deserialize, Serialize};
+
+pub use fit::FitMode;
+use fit::{Line, LineFit, MIN_STATS_POINTS, Point};
+
+use crate::{TimeDelta, Timestamp};
+
+/// Samples kept after a detected change (period step, clock step).
+const KEEP_AFTER_CHANGE: usize = 8;
+/// Free (not queued) samples whose residuals all lie above
+/// `ABOVE_FACTOR ×` the mean residual signal that the line is too early.
+const ABOVE_RUN: usize = 8;
+const ABOVE_FACTOR: f64 = 1.5;
+/// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
+/// residual signal that the line is too late.
+const BELOW_RUN: u32 = 4;
+const BELOW_FACTOR: f64 = 0.5;
+/// Announced losses must show up as a gap within this many updates.
+const ANNOUNCE_TIMEOUT: u32 = 10;
+/// Stall delays are modelled as spread over this many periods.
+const STALL_SPREAD: f64 = 10.0;
+/// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
+/// a delay (sensors mostly do not lose samples); one confirmed loss is
+/// enough to turn well-fitting gaps into losses.
+const PRIOR_LOSS: f64 = 0.02;
+const PRIOR_DELAY: f64 = 5.0;
+/// Evidence is halved when it exceeds this, so it follows changes.
+const EVIDENCE_CAP: f64 = 64.0;
+
+/// Errors of the estimator: bad configuration, or an input it rejects
+/// (the rejection is also counted in the status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum EstimatorError {
+    /// The window must be positive.
+    #[error("the estimation window must be positive, got {0} ns")]
+    NonPositiveWindow(i64),
+    /// The expected period must be positive.
+    #[error("the expected period must be positive, got {0} ns")]
+    NonPositivePeriod(i64),
+    /// The minimum latency must not be negative.
+    #[error("the minimum latency must not be negative, got {0} ns")]
+    NegativeLatency(i64),
+    /// The counter width must be 1..=64 bits.
+    #[error("the counter width must be 1..=64 bits, got {0}")]
+    CounterBits(u32),
+    /// The history factor must be at least 1.
+    #[error("the history factor must be at least 1")]
+    HistoryFactor,
+    /// An arrival earlier than the previous one (rejected and counted;
+    /// the estimator state is unchanged).
+    #[error("arrival {arrival} ns is before the previous arrival {previous} ns")]
+    Backwards {
+        /// The rejected arrival time.
+        arrival: i64,
+        /// The previous accepted arrival time.
+        previous: i64,
+    },
+    /// The estimate does not fit in the `i64` nanosecond range.
+    #[error("the estimate overflowed the i64 nanosecond range")]
+    Overflow,
+}
+
+/// Configuration of an [`Estimator`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EstimatorConfig {
+    /// Base estimation window. The history may grow to `history_factor ×
+    /// window` while the data fit one clock line; it is cut after a detected
+    /// change. A gap in the arrivals longer than the window restarts the fit.
+    pub window: TimeDelta,
+    /// Expected period, used until the estimator has measured its own.
+    pub period: Option<TimeDelta>,
+    /// Loss inference from arrival times alone: `0` declares a loss as soon
+    /// as a gap fits one; `u32::MAX` never infers losses from arrivals (only
+    /// from counters and announcements); any other value (default 2) weighs
+    /// each ambiguous gap with the evidence of earlier, resolved gaps (loss
+    /// or delay), each confirmed by the following sample.
+    pub loss_threshold: u32,
+    /// Known minimum latency between acquisition and arrival, subtracted
+    /// from every estimate (its whole periods also place hardware references).
+    pub min_latency: TimeDelta,
+    /// Width of the device sample counter in bits (wrap-around), 1..=64.
+    pub counter_bits: u32,
+    /// The longest history, as a multiple of `window` (default 16).
+    pub history_factor: u32,
+    /// The most samples held (ring buffer capacity, default 8192).
+    pub max_samples: usize,
+}
+
+impl EstimatorConfig {
+    /// Defaults with the given base window.
+    pub fn new(window: TimeDelta) -> Self {
+        EstimatorConfig {
+            window,
+            period: None,
+            loss_threshold: 2,
+            min_latency: TimeDelta::ZERO,
+            counter_bits: 64,
+            history_factor: 16,
+            max_samples: 8192,
+        }
+    }
+
+    /// Sets the expected period.
+    pub fn with_period(mut self, period: TimeDelta) -> Self {
+        self.period = Some(period);
+        self
+    }
+
+    /// Sets the loss threshold.
+    pub fn with_loss_threshold(mut self, k: u32) -> Self {
+        self.loss_threshold = k;
+        self
+    }
+
+    /// Sets the known minimum latency.
+    pub fn with_min_latency(mut self, latency: TimeDelta) -> Self {
+        self.min_latency = latency;
+        self
+    }
+
+    /// Sets the counter width in bits.
+    pub fn with_counter_bits(mut self, bits: u32) -> Self {
+        self.counter_bits = bits;
+        self
+    }
+
+    fn validate(&self) -> Result<(), EstimatorError> {
+        if !self.window.is_positive() {
+            return Err(EstimatorError::NonPositiveWindow(self.window.as_nanos()));
+        }
+        if let Some(p) = self.period
+            && !p.is_positive()
+        {
+            return Err(EstimatorError::NonPositivePeriod(p.as_nanos()));
+        }
+        if self.min_latency.is_negative() {
+            return Err(EstimatorError::NegativeLatency(self.min_latency.as_nanos()));
+        }
+        if !(1..=64).contains(&self.counter_bits) {
+            return Err(EstimatorError::CounterBits(self.counter_bits));
+        }
+        if self.history_factor == 0 {
+            return Err(EstimatorError::HistoryFactor);
+        }
+        Ok(())
+    }
+}
+
+/// The estimate for one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Estimated acquisition time.
+    pub stamp: Timestamp,
+    /// The sample number assigned to this sample (0 for the first).
+    pub sample: i64,
+    /// Samples judged lost right before this one when it was estimated.
+    pub lost_before: u64,
+}
+
+/// What happened to a hardware reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReferenceOutcome {
+    /// Matched to sample number `.0` and used.
+    Used(i64),
+    /// Kept until the estimator has enough samples to place it.
+    Deferred,
+    /// Not usable (duplicate or out of order); counted.
+    Rejected,
+}
+
+/// The estimator's state as a value (cheap, always available).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EstimatorStatus {
+    /// Current period estimate in ns (`None` before one exists).
+    pub period_ns: Option<f64>,
+    /// Latency subtracted from the arrival floor: the configured minimum,
+    /// or the one measured from hardware references.
+    pub latency_ns: i64,
+    /// Sample updates accepted.
+    pub samples: u64,
+    /// Losses inferred from arrival times.
+    pub losses_detected: u64,
+    /// Losses announced with `update_loss`.
+    pub losses_announced: u64,
+    /// Announced losses not seen as a gap in time (timed out).
+    pub losses_rejected: u64,
+    /// Losses counted from device counter gaps.
+    pub losses_from_index: u64,
+    /// Gaps of a period or more judged delays (stalls), not losses.
+    pub delays_detected: u64,
+    /// Arrivals rejected for going backwards.
+    pub rejected_backwards: u64,
+    /// Counter values ignored (repeat, or a jump the arrival times contradict).
+    pub index_anomalies: u64,
+    /// Hardware references received / used / rejected.
+    pub references: u64,
+    /// References matched to a sample and used.
+    pub references_used: u64,
+    /// References rejected.
+    pub references_rejected: u64,
+    /// Samples in the history.
+    pub window_fill: usize,
+    /// Capacity of the history.
+    pub window_capacity: usize,
+    /// Time spanned by the history, ns.
+    pub history_ns: i64,
+    /// Standard deviation of the arrival jitter above the floor, ns.
+    pub jitter_ns: Option<f64>,
+    /// The fit in use.
+    pub mode: FitMode,
+    /// Changes detected (the history was cut).
+    pub changes_detected: u64,
+    /// Restarts after gaps longer than the window.
+    pub restarts: u64,
+    /// The last estimate.
+    pub last_estimate: Option<Timestamp>,
+}
+
+/// A sample whose number may still be revised by the next arrival.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    point: Point,
+    /// (number if delayed, number if after losses) for an ambiguous gap.
+    alt: Option<(i64, i64)>,
+}
+
+/// The timestamp estimator. See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct Estimator {
+    cfg: EstimatorConfig,
+    max_span: i64,
+    fit: LineFit,
+    refs: LineFit,
+    pending: Option<Pending>,
+    last_arrival: Option<i64>,
+    last_n: Option<i64>,
+    next_start: i64,
+    learned_period: Option<f64>,
+    ev_loss: f64,
+    ev_stall: f64,
+    announced: u64,
+    announce_age: u32,
+    last_index: Option<u64>,
+    recent: [f64; ABOVE_RUN],
+    recent_len: usize,
+    recent_pos: usize,
+    below_run: u32,
+    deferred_ref: Option<i64>,
+    ref_offset: Option<f64>,
+    last_ref_n: Option<i64>,
+    st: EstimatorStatus,
+}
+
+impl Estimator {
+    /// A new estimator; fails on an invalid configuration (zero or negative
+    /// window or period, negative latency, bad counter width).
+    pub fn new(cfg: EstimatorConfig) -> Result<Self, EstimatorError> {
+        cfg.validate()?;
+        let w = cfg.window.as_nanos();
+        let max_span = w.saturating_mul(i64::from(cfg.history_factor));
+        let cap = match cfg.period {
+            Some(p) => usize::try_from(max_span / p.as_nanos())
+                .unwrap_or(usize::MAX)
+                .saturating_add(64)
+                .min(cfg.max_samples),
+            None => cfg.max_samples,
+        }
+        .max(16);
+        let fit = LineFit::new(cap);
+        let refs = LineFit::new(cap);
+        let st = EstimatorStatus {
+            period_ns: cfg.period.map(|p| p.as_nanos() as f64),
+            latency_ns: cfg.min_latency.as_nanos(),
+            samples: 0,
+            losses_detected: 0,
+            losses_announced: 0,
+            losses_rejected: 0,
+            losses_from_index: 0,
+            delays_detected: 0,
+            rejected_backwards: 0,
+            index_anomalies: 0,
+            references: 0,
+            references_used: 0,
+            references_rejected: 0,
+            window_fill: 0,
+            window_capacity: fit.capacity(),
+            history_ns: 0,
+            jitter_ns: None,
+            mode: FitMode::Hull,
+            changes_detected: 0,
+            restarts: 0,
+            last_estimate: None,
+        };
+        Ok(Estimator {
+            cfg,
+            max_span,
+            fit,
+            refs,
+            pending: None,
+            last_arrival: None,
+            last_n: None,
+            next_start: 0,
+            learned_period: None,
+            ev_loss: 0.0,
+            ev_stall: 0.0,
+            announced: 0,
+            announce_age: 0,
+            last_index: None,
+            recent: [0.0; ABOVE_RUN],
+            recent_len: 0,
+            recent_pos: 0,
+            below_run: 0,
+            deferred_ref: None,
+            ref_offset: None,
+            last_ref_n: None,
+            st,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EstimatorConfig {
+        &self.cfg
+    }
+
+    /// Clears all state (counters included); keeps the configuration.
+    pub fn reset(&mut self) {
+        if let Ok(fresh) = Estimator::new(self.cfg) {
+            *self = fresh;
+        }
+    }
+
+    /// The current period estimate, if any.
+    pub fn period(&self) -> Option<TimeDelta> {
+        self.period_f()
+            .map(|p| TimeDelta::from_nanos(p.round() as i64))
+    }
+
+    /// A sample arrived at `arrival`: returns its estimated acquisition time.
+    ///
+    /// An arrival before the previous one is rejected with
+    /// [`EstimatorError::Backwards`] (counted, state unchanged). A gap longer
+    /// than the window restarts the fit (counted).
+    pub fn update(&mut self, arrival: Timestamp) -> Result<Estimate, EstimatorError> {
+        self.update_inner(arrival.as_nanos(), None)
+    }
+
+    /// A sample with the device's sample counter `index` (wrapping at
+    /// `counter_bits`) arrived. Counter gaps are losses; a repeated counter
+    /// or a jump the arrival times contradict is counted as an anomaly and
+    /// the sample is numbered from its arrival time instead.
+    pub fn update_with_index(
+        &mut self,
+        arrival: Timestamp,
+        index: u64,
+    ) -> Result<Estimate, EstimatorError> {
+        self.update_inner(arrival.as_nanos(), Some(index))
+    }
+
+    /// The driver announced one lost sample. It must show up as a gap
+    /// within the next 10 updates, else it is counted as rejected.
+    pub fn update_loss(&mut self) {
+        self.announced = self.announced.saturating_add(1);
+        self.announce_age = 0;
+        self.st.losses_announced += 1;
+    }
+
+    /// A hardware reference pulse stamped `hw` (host clock) at a sample's
+    /// acquisition. References lock the estimates to the pulses. A reference
+    /// before the estimator can place it is kept (the latest one) and used
+    /// once possible.
+    pub fn update_reference(&mut self, hw: Timestamp) -> ReferenceOutcome {
+        self.st.references += 1;
+        self.place_reference(hw.as_nanos())
+    }
+
+    /// The status (cheap; available before any sample).
+    pub fn status(&self) -> EstimatorStatus {
+        let mut st = self.st.clone();
+        st.period_ns = self.period_f();
+        st.window_fill = self.fit.len();
+        st.history_ns = match (self.fit.first(), self.fit.last()) {
+            (Some(a), Some(b)) => b.q.saturating_sub(a.q),
+            _ => 0,
+        };
+        st.jitter_ns = self.fit.stats_valid().then_some(self.fit.std_r);
+        st.mode = self.fit.mode;
+        st.latency_ns = match self.ref_offset {
+            Some(o) => o.round() as i64,
+            None => self.cfg.min_latency.as_nanos(),
+        };
+        st
+    }
+
+    fn period_f(&self) -> Option<f64> {
+        if self.fit.len() >= 3
+            && let Some(f) = self.fit.active()
+            && f.slope > 0.0
+        {
+            return Some(f.slope);
+        }
+        self.learned_period
+            .or(self.cfg.period.map(|p| p.as_nanos() as f64))
+    }
+
+    fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
+        if let Some(last) = self.last_arrival {
+            if q < last {
+                self.st.rejected_backwards += 1;
+                return Err(EstimatorError::Backwards {
+                    arrival: q,
+                    previous: last,
+                });
+            }
+            if q.saturating_sub(last) > self.cfg.window.as_nanos() {
+                self.restart(q.saturating_sub(last));
+            }
+        }
+        if self.announced > 0 {
+            self.announce_age += 1;
+            if self.announce_age > ANNOUNCE_TIMEOUT {
+                self.st.losses_rejected += self.announced;
+                self.announced = 0;
+            }
+        }
+        let period = self.period_f();
+        if let Some(p) = self.pending.take() {
+            self.resolve_and_commit(p, q, period);
+        }
+        let period = self.period_f();
+        let (n, lost, alt) = self.infer_number(q, index, period);
+        let queued = match (self.last_arrival, period) {
+            (Some(last), Some(p)) => ((q - last) as f64) < 0.5 * p,
+            _ => false,
+        };
+        let stamp = self.estimate_at(n, q, period)?;
+        self.pending = Some(Pending {
+            point: Point { n, q, queued },
+            alt,
+        });
+        self.last_arrival = Some(q);
+        self.last_n = Some(n);
+        self.st.samples += 1;
+        self.st.last_estimate = Some(stamp);
+        Ok(Estimate {
+            stamp,
+            sample: n,
+            lost_before: lost,
+        })
+    }
+
+    /// A gap longer than the window: forget the fits, keep the period and
+    /// continue the numbering by the gap's whole periods.
+    fn restart(&mut self, gap: i64) {
+        if let Some(p) = self.period_f() {
+            self.learned_period = Some(p);
+        }
+        let periods = match self.period_f() {
+            Some(p) => ((gap as f64 / p).round() as i64).clamp(1, 1 << 40),
+            None => 1,
+        };
+        self.next_start = self
+            .last_n
+            .map_or(0, |n| n.saturating_add(periods))
+            .min(i64::MAX / 2);
+        self.pending = None;
+        self.last_n = None;
+        self.fit.clear();
+        self.refs.clear();
+        self.ref_offset = None;
+        self.last_ref_n = None;
+        self.recent_len = 0;
+        self.below_run = 0;
+        self.st.restarts += 1;
+    }
+
+    /// Where the floor puts sample `n` (before the newest sample is known).
+    fn floor_at(&self, n: i64, period: Option<f64>) -> Option<f64> {
+        if self.fit.len() >= 2
+            && let Some(f) = self.fit.floor()
+            && f.slope > 0.0
+        {
+            return f.eval(n).map(|v| v as f64);
+        }
+        let (pt, p) = (self.fit.last()?, period?);
+        Some(pt.q as f64 + p * (n.checked_sub(pt.n)? as f64))
+    }
+
+    fn infer_number(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+        period: Option<f64>,
+    ) -> (i64, u64, Option<(i64, i64)>) {
+        let index_delta = index.and_then(|i| self.index_delta(i));
+        let Some(prev) = self.last_n else {
+            return (self.next_start, 0, None);
+        };
+        let base = prev.saturating_add(1);
+        let r0 = self.floor_at(base, period).map(|f| q as f64 - f);
+        let (m_max, r_m) = match (r0, period) {
+            (Some(r0), Some(p)) if r0 > 0.95 * p => {
+                let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
+                let m = ((r0 + 0.05 * p) / p).floor().min(max_gap);
+                (m as i64, r0 - m * p)
+            }
+            _ => (0, 0.0),
+        };
+        if let Some(d) = index_delta {
+            let m = d - 1;
+            let fits = match (r0, period) {
+                (Some(r0), Some(p)) => r0 - m as f64 * p >= -0.5 * p,
+                _ => true,
+            };
+            if d >= 1 && fits {
+                self.st.losses_from_index += m as u64;
+                return (base.saturating_add(m), m as u64, None);
+            }
+            self.st.index_anomalies += 1;
+        } else if index.is_some() && self.last_index_was_set() {
+            self.st.index_anomalies += 1;
+        }
+        if m_max == 0 {
+            return (base, 0, None);
+        }
+        if self.announced > 0 {
+            let m = self.announced.min(m_max as u64);
+            self.announced -= m;
+            self.announce_age = 0;
+            return (base + m as i64, m, None);
+        }
+        let p = period.unwrap_or(1.0);
+        let loss = match self.cfg.loss_threshold {
+            0 => true,
+            u32::MAX => return (base, 0, None),
+            _ => {
+                let mu = if self.fit.stats_valid() {
+                    self.fit.mean_r.max(p * 1e-4)
+                } else {
+                    p / 10.0
+                };
+                let g = (-r_m.max(0.0) / mu).exp() / mu;
+                let h = 1.0 / (STALL_SPREAD * p);
+                (self.ev_loss + PRIOR_LOSS) * g >= (self.ev_stall + PRIOR_DELAY) * h
+            }
+        };
+        let alt = Some((base, base + m_max));
+        if loss {
+            (base + m_max, m_max as u64, alt)
+        } else {
+            (base, 0, alt)
+        }
+    }
+
+    fn last_index_was_set(&self) -> bool {
+        self.last_index.is_some()
+    }
+
+    /// Counter difference to the previous index (mod 2^bits); records the index.
+    fn index_delta(&mut self, index: u64) -> Option<i64> {
+        let bits = self.cfg.counter_bits;
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        let index = index & mask;
+        let prev = self.last_index.replace(index)?;
+        let d = index.wrapping_sub(prev) & mask;
+        i64::try_from(d).ok().filter(|&d| d >= 1 && d < (1 << 40))
+    }
+
+    fn resolve_and_commit(&mut self, mut pd: Pending, q: i64, period: Option<f64>) {
+        if let (Some((nd, nl)), Some(p)) = (pd.alt, period) {
+            let next_floor = self.floor_at(nl.saturating_add(1), period);
+            let is_loss = match next_floor {
+                Some(f) => q as f64 - f >= -0.5 * p && (q - pd.point.q) as f64 >= 0.5 * p,
+                None => pd.point.n == nl,
+            };
+            pd.point.n = if is_loss { nl } else { nd };
+            if is_loss {
+                self.ev_loss += 1.0;
+                self.st.losses_detected += (nl - nd) as u64;
+            } else {
+                self.ev_stall += 1.0;
+                self.st.delays_detected += 1;
+            }
+            if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
+                self.ev_loss *= 0.5;
+                self.ev_stall *= 0.5;
+            }
+        }
+        self.commit(pd.point);
+        self.last_n = Some(pd.point.n);
+    }
+
+    fn commit(&mut self, p: Point) {
+        let mut change = false;
+        if !p.queued
+            && self.fit.stats_valid()
+            && let Some(f) = self.fit.floor()
+        {
+            let r = f.residual(p.n, p.q);
+            let mu = self.fit.mean_r.max(1.0);
+            if r < -BELOW_FACTOR * mu {
+                self.below_run += 1;
+            } else {
+                self.below_run = 0;
+            }
+            self.recent[self.recent_pos] = r;
+            self.recent_pos = (self.recent_pos + 1) % ABOVE_RUN;
+            self.recent_len = (self.recent_len + 1).min(ABOVE_RUN);
+            let above =
+                self.recent_len == ABOVE_RUN && self.recent.iter().all(|&x| x > ABOVE_FACTOR * mu);
+            change = above || self.below_run >= BELOW_RUN;
+        }
+        self.fit.push(p, self.max_span);
+        if change {
+            self.fit.keep_last(KEEP_AFTER_CHANGE);
+            self.refs.keep_last(2);
+            self.recent_len = 0;
+            self.below_run = 0;
+            self.st.changes_detected += 1;
+        }
+        if self.fit.len() >= MIN_STATS_POINTS
+            && let Some(h) = self.deferred_ref.take()
+        {
+            self.place_reference(h);
+        }
+    }
+
+    fn place_reference(&mut self, h: i64) -> ReferenceOutcome {
+        let (Some(floor), true) = (self.fit.floor(), self.fit.len() >= MIN_STATS_POINTS) else {
+            self.deferred_ref = Some(h);
+            return ReferenceOutcome::Deferred;
+        };
+        let p = floor.slope;
+        // Which sample: by the reference line once it exists, else the first
+        // sample whose arrival floor is not before the pulse (plus the
+        // whole periods of the known minimum latency).
+        let x = match self.refs.active().filter(|_| self.refs.len() >= 2) {
+            Some(l) => l.solve(h).map(f64::round),
+            None => floor
+                .solve(h)
+                .map(|x| (x - 0.1).ceil() + (self.cfg.min_latency.as_nanos() as f64 / p).floor()),
+        };
+        let n = match x {
+            Some(x) if x.abs() < 9.0e18 => x as i64,
+            _ => {
+                self.st.references_rejected += 1;
+                return ReferenceOutcome::Rejected;
+            }
+        };
+        if !self.refs.push(
+            Point {
+                n,
+                q: h,
+                queued: false,
+            },
+            self.max_span,
+        ) {
+            self.st.references_rejected += 1;
+            return ReferenceOutcome::Rejected;
+        }
+        if let Some(f) = floor.eval(n) {
+            self.ref_offset = Some((f - h) as f64);
+        }
+        self.last_ref_n = Some(n);
+        self.st.references_used += 1;
+        ReferenceOutcome::Used(n)
+    }
+
+    fn estimate_at(
+        &self,
+        n: i64,
+        q: i64,
+        period: Option<f64>,
+    ) -> Result<Timestamp, EstimatorError> {
+        if let Some(v) = self.reference_estimate(n, period) {
+            return Ok(Timestamp::from_nanos(v));
+        }
+        let line: Option<Line> = self
+            .fit
+            .active()
+            .filter(|l| l.slope > 0.0 && self.fit.len() >= 2);
+        let raw = match line {
+            Some(l) => {
+                let e = l.eval(n).ok_or(EstimatorError::Overflow)?;
+                if self.fit.mode == FitMode::Hull {
+                    e.min(q)
+                } else {
+                    e
+                }
+            }
+            None => match self.floor_at(n, period) {
+                Some(f) if f.is_finite() && f.abs() < 9.0e18 => (f.round() as i64).min(q),
+                _ => q,
+            },
+        };
+        let latency = match self.ref_offset {
+            Some(o) => o.round() as i64,
+            None => self.cfg.min_latency.as_nanos(),
+        };
+        raw.checked_sub(latency)
+            .map(Timestamp::from_nanos)
+            .ok_or(EstimatorError::Overflow)
+    }
+
+    /// The reference line's value at `n`, while references are recent.
+    fn reference_estimate(&self, n: i64, period: Option<f64>) -> Option<i64> {
+        if self.refs.len() < 2 {
+            return None;
+        }
+        let last = self.last_ref_n?;
+        let p = period?;
+        let recent = (n.saturating_sub(last) as f64) * p <= self.cfg.window.as_nanos() as f64;
+        if !recent {
+            return None;
+        }
+        self.refs.active()?.eval(n)
+    }
+}
+
+#[cfg(test)]
+mod tests;
