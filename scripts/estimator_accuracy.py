@@ -48,8 +48,9 @@ def main():
     ap.add_argument("--targets", default=None)
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
-    score = a.score or os.path.join(a.dir, "score.py")
-    targets = json.load(open(a.targets)) if a.targets else readme_targets(a.dir)
+    public = os.path.join(shared, "data/estimator")
+    score = a.score or os.path.join(public, "score.py")
+    targets = json.load(open(a.targets)) if a.targets else readme_targets(public)
     names = sorted(
         (f[:-4] for f in os.listdir(a.dir) if f.endswith(".csv")),
         key=lambda s: (int(re.match(r"S(\d+)", s).group(1)), s),

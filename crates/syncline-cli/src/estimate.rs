@@ -28,9 +28,10 @@ pub struct EstimateArgs {
         allow_hyphen_values = true
     )]
     min_latency_ns: i64,
-    /// Width of the device counter in the `index` column, in bits (1..=64).
-    #[arg(long = "counter-bits", default_value_t = 64)]
-    counter_bits: u32,
+    /// Width of the device counter in the `index` column, in bits (1..=64);
+    /// default: inferred from the largest index seen when it wraps.
+    #[arg(long = "counter-bits")]
+    counter_bits: Option<u32>,
     /// Print the final estimator status as a last line `{"status": {...}}`.
     #[arg(long)]
     status: bool,
@@ -45,7 +46,8 @@ fn config(args: &EstimateArgs) -> Result<EstimatorConfig, CliError> {
     let mut c = EstimatorConfig::new(TimeDelta::from_nanos(args.window_ns))
         .with_loss_threshold(args.loss_threshold)
         .with_min_latency(TimeDelta::from_nanos(args.min_latency_ns))
-        .with_counter_bits(args.counter_bits);
+        ;
+    c.counter_bits = args.counter_bits;
     c.period = args.period_ns.map(TimeDelta::from_nanos);
     Estimator::new(c).map(|_| c).map_err(|e| {
         let flag = match e {

@@ -120,8 +120,10 @@ pub struct EstimatorConfig {
     /// Known minimum latency between acquisition and arrival, subtracted
     /// from every estimate (its whole periods also place hardware references).
     pub min_latency: TimeDelta,
-    /// Width of the device sample counter in bits (wrap-around), 1..=64.
-    pub counter_bits: u32,
+    /// Width of the device sample counter in bits (wrap-around), 1..=64;
+    /// `None` (default) infers it: when the counter goes down, it wrapped at
+    /// the power of two above the largest value seen.
+    pub counter_bits: Option<u32>,
     /// The longest history, as a multiple of `window` (default 16).
     pub history_factor: u32,
     /// The most samples held (ring buffer capacity, default 8192).
@@ -136,7 +138,7 @@ impl EstimatorConfig {
             period: None,
             loss_threshold: 2,
             min_latency: TimeDelta::ZERO,
-            counter_bits: 64,
+            counter_bits: None,
             history_factor: 16,
             max_samples: 8192,
         }
@@ -162,7 +164,7 @@ impl EstimatorConfig {
 
     /// Sets the counter width in bits.
     pub fn with_counter_bits(mut self, bits: u32) -> Self {
-        self.counter_bits = bits;
+        self.counter_bits = Some(bits);
         self
     }
 
@@ -178,8 +180,10 @@ impl EstimatorConfig {
         if self.min_latency.is_negative() {
             return Err(EstimatorError::NegativeLatency(self.min_latency.as_nanos()));
         }
-        if !(1..=64).contains(&self.counter_bits) {
-            return Err(EstimatorError::CounterBits(self.counter_bits));
+        if let Some(bits) = self.counter_bits
+            && !(1..=64).contains(&bits)
+        {
+            return Err(EstimatorError::CounterBits(bits));
         }
         if self.history_factor == 0 {
             return Err(EstimatorError::HistoryFactor);
@@ -284,6 +288,7 @@ pub struct Estimator {
     announced: u64,
     announce_age: u32,
     last_index: Option<u64>,
+    max_index: u64,
     recent: [f64; ABOVE_RUN],
     recent_len: usize,
     recent_pos: usize,
@@ -349,6 +354,7 @@ impl Estimator {
             announced: 0,
             announce_age: 0,
             last_index: None,
+            max_index: 0,
             recent: [0.0; ABOVE_RUN],
             recent_len: 0,
             recent_pos: 0,
@@ -534,14 +540,21 @@ impl Estimator {
         index: Option<u64>,
         period: Option<f64>,
     ) -> (i64, u64, Option<(i64, i64)>) {
+        let had_index = self.last_index.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
         let Some(prev) = self.last_n else {
             return (self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
         let r0 = self.floor_at(base, period).map(|f| q as f64 - f);
+        // A sample queued right behind its predecessor (a burst after a
+        // stall) is never the first after a loss: it was already waiting.
+        let queued = match (self.last_arrival, period) {
+            (Some(last), Some(p)) => ((q - last) as f64) < 0.5 * p,
+            _ => false,
+        };
         let (m_max, r_m) = match (r0, period) {
-            (Some(r0), Some(p)) if r0 > 0.95 * p => {
+            (Some(r0), Some(p)) if r0 > 0.95 * p && !queued => {
                 let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
                 let m = ((r0 + 0.05 * p) / p).floor().min(max_gap);
                 (m as i64, r0 - m * p)
@@ -558,8 +571,9 @@ impl Estimator {
                 self.st.losses_from_index += m as u64;
                 return (base.saturating_add(m), m as u64, None);
             }
+            eprintln!("DBG anomaly d={d} r0={r0:?}");
             self.st.index_anomalies += 1;
-        } else if index.is_some() && self.last_index_was_set() {
+        } else if index.is_some() && had_index {
             self.st.index_anomalies += 1;
         }
         if m_max == 0 {
@@ -587,6 +601,7 @@ impl Estimator {
             }
         };
         let alt = Some((base, base + m_max));
+        eprintln!("DBG ambiguous n={base} m={m_max} r_m={r_m:.0} loss={loss} ev={:.2}/{:.2}", self.ev_loss, self.ev_stall);
         if loss {
             (base + m_max, m_max as u64, alt)
         } else {
@@ -594,17 +609,16 @@ impl Estimator {
         }
     }
 
-    fn last_index_was_set(&self) -> bool {
-        self.last_index.is_some()
-    }
-
     /// Counter difference to the previous index (mod 2^bits); records the index.
     fn index_delta(&mut self, index: u64) -> Option<i64> {
-        let bits = self.cfg.counter_bits;
-        let mask = if bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
+        let mask = match self.cfg.counter_bits {
+            Some(bits) if bits < 64 => (1u64 << bits) - 1,
+            Some(_) => u64::MAX,
+            // Inferred: all ones up to the highest bit seen.
+            None => {
+                self.max_index |= index;
+                u64::MAX >> self.max_index.leading_zeros()
+            }
         };
         let index = index & mask;
         let prev = self.last_index.replace(index)?;
@@ -614,18 +628,40 @@ impl Estimator {
 
     fn resolve_and_commit(&mut self, mut pd: Pending, q: i64, period: Option<f64>) {
         if let (Some((nd, nl)), Some(p)) = (pd.alt, period) {
-            let next_floor = self.floor_at(nl.saturating_add(1), period);
-            let is_loss = match next_floor {
-                Some(f) => q as f64 - f >= -0.5 * p && (q - pd.point.q) as f64 >= 0.5 * p,
-                None => pd.point.n == nl,
-            };
-            pd.point.n = if is_loss { nl } else { nd };
-            if is_loss {
-                self.ev_loss += 1.0;
-                self.st.losses_detected += (nl - nd) as u64;
+            // After a loss the next sample arrives about a period later, on
+            // time for its number; after a stall it queues behind (or comes
+            // early for the loss numbering). A next sample that is itself
+            // late decides nothing: the pending one is then kept as delayed,
+            // the harmless choice for the fit (a point above the floor).
+            let band = if self.fit.stats_valid() {
+                (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p)
             } else {
-                self.ev_stall += 1.0;
-                self.st.delays_detected += 1;
+                0.5 * p
+            };
+            let verdict = match self.floor_at(nl.saturating_add(1), period) {
+                Some(f) => {
+                    let r = q as f64 - f;
+                    if r < -0.5 * p || ((q - pd.point.q) as f64) < 0.5 * p {
+                        Some(false)
+                    } else if r <= band {
+                        Some(true)
+                    } else {
+                        None
+                    }
+                }
+                None => None,
+            };
+            pd.point.n = if verdict == Some(true) { nl } else { nd };
+            match verdict {
+                Some(true) => {
+                    self.ev_loss += 1.0;
+                    self.st.losses_detected += (nl - nd) as u64;
+                }
+                Some(false) => {
+                    self.ev_stall += 1.0;
+                    self.st.delays_detected += 1;
+                }
+                None => self.st.delays_detected += 1,
             }
             if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
                 self.ev_loss *= 0.5;
@@ -663,6 +699,7 @@ impl Estimator {
             self.recent_len = 0;
             self.below_run = 0;
             self.st.changes_detected += 1;
+            eprintln!("DBG change at n={} below_run={}", p.n, self.below_run);
         }
         if self.fit.len() >= MIN_STATS_POINTS
             && let Some(h) = self.deferred_ref.take()
