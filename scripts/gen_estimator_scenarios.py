@@ -141,6 +141,7 @@ def main():
         "SYNCLINE_SHARED", os.path.join(os.path.dirname(os.path.dirname(here)), "shared")))
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
+    hull_rms = {}
     for i, kind in enumerate(KINDS):
         rng = random.Random(a.seed * 1000 + i)
         rows, period = scenario(kind, rng, a.shared)
@@ -151,6 +152,55 @@ def main():
         json.dump({"name": kind, "window_ns": 5_000_000_000, "period_ns": period,
                    "loss_threshold": 2, "seed": a.seed},
                   open(os.path.join(a.outdir, kind + ".json"), "w"))
+        hull_rms[kind] = causal_hull_rms(os.path.join(a.outdir, kind + ".csv"))
+    # Targets for scripts/estimator_accuracy.py --targets: Rock's figures of
+    # the public set (same kind), the reference causal hull of this draw.
+    shared_dir = os.path.join(a.shared, "data/estimator")
+    anchors = json.load(open(os.path.join(shared_dir, "anchors.json")))
+    json.dump({k: {"rock_rms": anchors[k]["rock"]["rms_ns"] / 1e3,
+                   "rock_max": anchors[k]["rock"]["max_ns"] / 1e3,
+                   "best_rms": hull_rms[k] / 1e3} for k in KINDS},
+              open(os.path.join(a.outdir, "targets.json"), "w"), indent=1)
+
+
+def causal_hull_rms(csv_path, warmup_frac=0.1):
+    """A reference causal estimator for a draw: the lower hull over all
+    earlier points with the TRUE sample numbers (the references' stamps in
+    S10), evaluated on the centroid edge. Its de-biased RMS (ns) stands in
+    for the README's "best causal" figure on draws without anchors."""
+    import csv
+    rows = list(csv.DictReader(open(csv_path)))
+    samples = [r for r in rows if r["event"] == "sample"]
+    refs = [int(r["time_ns"]) for r in rows if r["event"] == "reference"]
+    t0 = int(samples[0]["true_ns"])
+    diffs = sorted(int(b["true_ns"]) - int(a["true_ns"]) for a, b in zip(samples, samples[1:]))
+    period = diffs[len(diffs) // 2]
+    est, hull, sx, cnt = [], [], 0, 0
+    use_refs = len(refs) > 0
+    ys = sorted(refs) if use_refs else None
+    for i, r in enumerate(samples):
+        tr = int(r["true_ns"])
+        k = round((tr - t0) / period)
+        if len(hull) >= 2:
+            xbar = sx / cnt
+            j = next((j for j in range(1, len(hull)) if hull[j][0] >= xbar), len(hull) - 1)
+            (ax, ay), (bx, by) = hull[j - 1], hull[j]
+            est.append((tr, ay + (by - ay) * (k - ax) / (bx - ax)))
+        else:
+            est.append((tr, int(r["time_ns"])))
+        y = int(r["time_ns"])
+        if use_refs:
+            y = min(ys, key=lambda v: abs(v - tr)) if i < 50 else refs[min(len(refs) - 1, i)]
+        p = (k, y)
+        while len(hull) >= 2 and (hull[-1][0] - hull[-2][0]) * (p[1] - hull[-2][1]) - (hull[-1][1] - hull[-2][1]) * (p[0] - hull[-2][0]) <= 0:
+            hull.pop()
+        hull.append(p)
+        sx += k
+        cnt += 1
+    w = int(len(est) * warmup_frac)
+    e = sorted(v - tr for tr, v in est[w:])
+    med = e[len(e) // 2]
+    return (sum((x - med) ** 2 for x in e) / len(e)) ** 0.5
 
 
 if __name__ == "__main__":

@@ -107,6 +107,8 @@ pub(crate) struct LineFit {
     pub mean_r: f64,
     pub std_r: f64,
     stats_valid: bool,
+    /// Set by a rebuild that found the history inconsistent.
+    pub inconsistent: bool,
     pub mode: FitMode,
     floor: Option<Line>,
     ls: Option<Line>,
@@ -133,6 +135,7 @@ impl LineFit {
             mean_r: 0.0,
             std_r: 0.0,
             stats_valid: false,
+            inconsistent: false,
             mode: FitMode::Hull,
             floor: None,
             ls: None,
@@ -342,6 +345,12 @@ impl LineFit {
         }
         if k < MIN_STATS_POINTS as f64 {
             self.stats_valid = false;
+            if self.pts.len() >= 3 * MIN_STATS_POINTS && k < (self.pts.len() / 3) as f64 {
+                // The floor describes a minority of the points: the history
+                // mixes two numberings (e.g. losses missed at the start).
+                // Keep the newest quarter.
+                self.inconsistent = true;
+            }
             return;
         }
         self.mean_r = s / k;
@@ -352,11 +361,13 @@ impl LineFit {
         } else {
             0.0
         };
+        let old = self.mode;
         self.mode = match self.mode {
             FitMode::Hull if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
             FitMode::LeastSquares if ratio < LS_LEAVE_RATIO => FitMode::Hull,
             m => m,
         };
+        if old != self.mode { eprintln!("DBG mode {:?} ratio {ratio:.2} n={}", self.mode, self.pts.len()); }
     }
 
     /// Recomputes the floor (centroid edge of the hull) and the LS line.

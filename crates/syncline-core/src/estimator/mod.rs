@@ -48,11 +48,11 @@ use fit::{Line, LineFit, MIN_STATS_POINTS, Point};
 use crate::{TimeDelta, Timestamp};
 
 /// Samples kept after a detected change (period step, clock step).
-const KEEP_AFTER_CHANGE: usize = 8;
+const KEEP_AFTER_CHANGE: usize = 12;
 /// Free (not queued) samples whose residuals all lie above
 /// `ABOVE_FACTOR ×` the mean residual signal that the line is too early.
-const ABOVE_RUN: usize = 8;
-const ABOVE_FACTOR: f64 = 1.5;
+const ABOVE_RUN: usize = 12;
+const ABOVE_FACTOR: f64 = 2.0;
 /// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
 /// residual signal that the line is too late.
 const BELOW_RUN: u32 = 4;
@@ -586,6 +586,9 @@ impl Estimator {
             return (base + m as i64, m, None);
         }
         let p = period.unwrap_or(1.0);
+        if !self.fit.stats_valid() {
+            return self.infer_early(q, base, queued);
+        }
         let loss = match self.cfg.loss_threshold {
             0 => true,
             u32::MAX => return (base, 0, None),
@@ -607,6 +610,29 @@ impl Estimator {
         } else {
             (base, 0, alt)
         }
+    }
+
+    /// Numbering before the fit is trustworthy: from the gap to the previous
+    /// arrival and the expected period (the configured one first), a loss
+    /// only where the gap is clearly a whole number of periods.
+    fn infer_early(&mut self, q: i64, base: i64, queued: bool) -> (i64, u64, Option<(i64, i64)>) {
+        let p = match self.cfg.period {
+            Some(p) => p.as_nanos() as f64,
+            None => match self.learned_period.or(self.period_f()) {
+                Some(p) => p,
+                None => return (base, 0, None),
+            },
+        };
+        let Some(last) = self.last_arrival else {
+            return (base, 0, None);
+        };
+        let r0 = (q - last) as f64 - p;
+        let m = (r0 / p).round();
+        if queued || m < 1.0 || (r0 - m * p).abs() > 0.25 * p || self.cfg.loss_threshold == u32::MAX {
+            return (base, 0, None);
+        }
+        let m = m.min((self.cfg.window.as_nanos() as f64 / p).max(1.0)) as i64;
+        (base + m, m as u64, Some((base, base + m)))
     }
 
     /// Counter difference to the previous index (mod 2^bits); records the index.
@@ -638,7 +664,9 @@ impl Estimator {
             } else {
                 0.5 * p
             };
+            let early = !self.fit.stats_valid();
             let verdict = match self.floor_at(nl.saturating_add(1), period) {
+                _ if early => Some(((q - pd.point.q) as f64) >= 0.5 * p),
                 Some(f) => {
                     let r = q as f64 - f;
                     if r < -0.5 * p || ((q - pd.point.q) as f64) < 0.5 * p {
@@ -693,6 +721,12 @@ impl Estimator {
             change = above || self.below_run >= BELOW_RUN;
         }
         self.fit.push(p, self.max_span);
+        if std::mem::take(&mut self.fit.inconsistent) {
+            let keep = self.fit.len() / 4;
+            self.fit.keep_last(keep);
+            self.refs.clear();
+            self.st.changes_detected += 1;
+        }
         if change {
             self.fit.keep_last(KEEP_AFTER_CHANGE);
             self.refs.keep_last(2);
@@ -730,6 +764,14 @@ impl Estimator {
                 return ReferenceOutcome::Rejected;
             }
         };
+        if self.refs.len() >= 2
+            && let Some(l) = self.refs.active()
+            && l.residual(n, h).abs() > 0.25 * p
+        {
+            // The pulses no longer fit one line with these numbers (a
+            // sample-side renumbering or a pulse clock step): start over.
+            self.refs.clear();
+        }
         if !self.refs.push(
             Point {
                 n,
@@ -755,7 +797,7 @@ impl Estimator {
         q: i64,
         period: Option<f64>,
     ) -> Result<Timestamp, EstimatorError> {
-        if let Some(v) = self.reference_estimate(n, period) {
+        if let Some(v) = self.reference_estimate(n, q, period) {
             return Ok(Timestamp::from_nanos(v));
         }
         let line: Option<Line> = self
@@ -786,7 +828,7 @@ impl Estimator {
     }
 
     /// The reference line's value at `n`, while references are recent.
-    fn reference_estimate(&self, n: i64, period: Option<f64>) -> Option<i64> {
+    fn reference_estimate(&self, n: i64, q: i64, period: Option<f64>) -> Option<i64> {
         if self.refs.len() < 2 {
             return None;
         }
@@ -796,7 +838,10 @@ impl Estimator {
         if !recent {
             return None;
         }
-        self.refs.active()?.eval(n)
+        let v = self.refs.active()?.eval(n)?;
+        // A pulse cannot follow its sample's arrival: if it would, the
+        // pulses are matched to the wrong samples; use the arrivals.
+        (v <= q.saturating_add((0.25 * p) as i64)).then_some(v)
     }
 }
 
