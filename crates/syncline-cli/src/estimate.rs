@@ -45,8 +45,7 @@ pub struct EstimateArgs {
 fn config(args: &EstimateArgs) -> Result<EstimatorConfig, CliError> {
     let mut c = EstimatorConfig::new(TimeDelta::from_nanos(args.window_ns))
         .with_loss_threshold(args.loss_threshold)
-        .with_min_latency(TimeDelta::from_nanos(args.min_latency_ns))
-        ;
+        .with_min_latency(TimeDelta::from_nanos(args.min_latency_ns));
     c.counter_bits = args.counter_bits;
     c.period = args.period_ns.map(TimeDelta::from_nanos);
     Estimator::new(c).map(|_| c).map_err(|e| {

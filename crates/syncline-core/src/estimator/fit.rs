@@ -51,7 +51,7 @@ impl Line {
     /// `q − line(n)` in ns as f64 (saturating far outside the range).
     pub fn residual(&self, n: i64, q: i64) -> f64 {
         match self.offset(n) {
-            Some(v) => (q as f64 - self.q0 as f64) - v,
+            Some(v) => (i128::from(q) - i128::from(self.q0)) as f64 - v,
             None => f64::NAN,
         }
     }
@@ -61,7 +61,8 @@ impl Line {
         if !(self.slope > 0.0) {
             return None;
         }
-        let x = ((q as f64 - self.q0 as f64) - self.c) / self.slope + self.n0 as f64;
+        let dq = (i128::from(q) - i128::from(self.q0)) as f64;
+        let x = (dq - self.c) / self.slope + self.n0 as f64;
         x.is_finite().then_some(x)
     }
 }
@@ -81,7 +82,7 @@ pub enum FitMode {
 /// floor is sharp), about 2 for uniform/quantised and about 3 for Gaussian
 /// jitter. Hysteresis keeps the mode stable.
 const LS_ENTER_RATIO: f64 = 1.6;
-const LS_LEAVE_RATIO: f64 = 1.4;
+const LS_LEAVE_RATIO: f64 = 1.3;
 /// Points needed before the residual statistics are trusted.
 pub(crate) const MIN_STATS_POINTS: usize = 24;
 
@@ -109,6 +110,10 @@ pub(crate) struct LineFit {
     stats_valid: bool,
     /// Set by a rebuild that found the history inconsistent.
     pub inconsistent: bool,
+    /// The arrival clock is coarse (set by the estimator).
+    pub quantised: bool,
+    /// Added to the active line so that mode switches are continuous.
+    out_offset: f64,
     pub mode: FitMode,
     floor: Option<Line>,
     ls: Option<Line>,
@@ -136,6 +141,8 @@ impl LineFit {
             std_r: 0.0,
             stats_valid: false,
             inconsistent: false,
+            quantised: false,
+            out_offset: 0.0,
             mode: FitMode::Hull,
             floor: None,
             ls: None,
@@ -181,10 +188,7 @@ impl LineFit {
 
     /// The line of the current mode (falls back to the floor).
     pub fn active(&self) -> Option<Line> {
-        match self.mode {
-            FitMode::LeastSquares => self.ls.or(self.floor),
-            FitMode::Hull => self.floor,
-        }
+        self.line_of(self.mode).or(self.floor)
     }
 
     /// Keeps only the newest `keep` points and rebuilds.
@@ -325,6 +329,7 @@ impl LineFit {
             }
         }
         self.refresh_lines();
+        self.apply_mode();
     }
 
     /// Residual statistics above the floor and the mode decision.
@@ -356,18 +361,66 @@ impl LineFit {
         self.mean_r = s / k;
         self.std_r = (ss / k - self.mean_r * self.mean_r).max(0.0).sqrt();
         self.stats_valid = true;
+    }
+
+    /// The mode the residuals ask for: least squares for quantised arrival
+    /// clocks (the floor is the clock's grid, not the latency) and for
+    /// symmetric jitter, the floor otherwise.
+    fn wanted_mode(&self) -> FitMode {
+        if !self.stats_valid {
+            return self.mode;
+        }
+        if self.quantised {
+            return FitMode::LeastSquares;
+        }
         let ratio = if self.std_r > 0.0 {
             self.mean_r / self.std_r
         } else {
             0.0
         };
-        let old = self.mode;
-        self.mode = match self.mode {
+        match self.mode {
             FitMode::Hull if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
             FitMode::LeastSquares if ratio < LS_LEAVE_RATIO => FitMode::Hull,
             m => m,
+        }
+    }
+
+    /// Switches mode if the statistics ask for it, keeping the output
+    /// continuous at the newest point (the two lines differ by about the
+    /// mean jitter; a jump there would be an error of that size).
+    fn apply_mode(&mut self) {
+        let want = self.wanted_mode();
+        if want == self.mode {
+            return;
+        }
+        let (Some(last), Some(old), Some(new)) = (
+            self.pts.back().map(|p| p.n),
+            self.line_of(self.mode),
+            self.line_of(want),
+        ) else {
+            return;
         };
-        if old != self.mode { eprintln!("DBG mode {:?} ratio {ratio:.2} n={}", self.mode, self.pts.len()); }
+        let (Some(a), Some(b)) = (old.eval(last), new.eval(last)) else {
+            return;
+        };
+        self.out_offset = (a - b) as f64;
+        self.mode = want;
+    }
+
+    fn line_of(&self, mode: FitMode) -> Option<Line> {
+        let offset = if mode == self.mode {
+            self.out_offset
+        } else {
+            0.0
+        };
+        let l = match mode {
+            FitMode::LeastSquares => self.ls,
+            FitMode::Hull => self.floor,
+        }?;
+        Some(Line {
+            c: l.c + offset,
+            ..l
+        })
     }
 
     /// Recomputes the floor (centroid edge of the hull) and the LS line.

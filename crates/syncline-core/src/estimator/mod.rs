@@ -289,6 +289,8 @@ pub struct Estimator {
     announce_age: u32,
     last_index: Option<u64>,
     max_index: u64,
+    tick: i64,
+    gaps: u32,
     recent: [f64; ABOVE_RUN],
     recent_len: usize,
     recent_pos: usize,
@@ -355,6 +357,8 @@ impl Estimator {
             announce_age: 0,
             last_index: None,
             max_index: 0,
+            tick: 0,
+            gaps: 0,
             recent: [0.0; ABOVE_RUN],
             recent_len: 0,
             recent_pos: 0,
@@ -481,6 +485,9 @@ impl Estimator {
             (Some(last), Some(p)) => ((q - last) as f64) < 0.5 * p,
             _ => false,
         };
+        if let Some(last) = self.last_arrival {
+            self.note_gap(q - last, period);
+        }
         let stamp = self.estimate_at(n, q, period)?;
         self.pending = Some(Pending {
             point: Point { n, q, queued },
@@ -519,19 +526,32 @@ impl Estimator {
         self.last_ref_n = None;
         self.recent_len = 0;
         self.below_run = 0;
+        self.tick = 0;
+        self.gaps = 0;
         self.st.restarts += 1;
     }
 
-    /// Where the floor puts sample `n` (before the newest sample is known).
-    fn floor_at(&self, n: i64, period: Option<f64>) -> Option<f64> {
+    /// The floor line (or, with a single point, the expected period from it).
+    fn floor_line(&self, period: Option<f64>) -> Option<Line> {
         if self.fit.len() >= 2
             && let Some(f) = self.fit.floor()
             && f.slope > 0.0
         {
-            return f.eval(n).map(|v| v as f64);
+            return Some(f);
         }
         let (pt, p) = (self.fit.last()?, period?);
-        Some(pt.q as f64 + p * (n.checked_sub(pt.n)? as f64))
+        Some(Line {
+            n0: pt.n,
+            q0: pt.q,
+            c: 0.0,
+            slope: p,
+        })
+    }
+
+    /// `q` minus where the floor puts sample `n`.
+    fn floor_residual(&self, n: i64, q: i64, period: Option<f64>) -> Option<f64> {
+        let r = self.floor_line(period)?.residual(n, q);
+        r.is_finite().then_some(r)
     }
 
     fn infer_number(
@@ -546,7 +566,7 @@ impl Estimator {
             return (self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
-        let r0 = self.floor_at(base, period).map(|f| q as f64 - f);
+        let r0 = self.floor_residual(base, q, period);
         // A sample queued right behind its predecessor (a burst after a
         // stall) is never the first after a loss: it was already waiting.
         let queued = match (self.last_arrival, period) {
@@ -571,7 +591,6 @@ impl Estimator {
                 self.st.losses_from_index += m as u64;
                 return (base.saturating_add(m), m as u64, None);
             }
-            eprintln!("DBG anomaly d={d} r0={r0:?}");
             self.st.index_anomalies += 1;
         } else if index.is_some() && had_index {
             self.st.index_anomalies += 1;
@@ -604,7 +623,6 @@ impl Estimator {
             }
         };
         let alt = Some((base, base + m_max));
-        eprintln!("DBG ambiguous n={base} m={m_max} r_m={r_m:.0} loss={loss} ev={:.2}/{:.2}", self.ev_loss, self.ev_stall);
         if loss {
             (base + m_max, m_max as u64, alt)
         } else {
@@ -628,11 +646,28 @@ impl Estimator {
         };
         let r0 = (q - last) as f64 - p;
         let m = (r0 / p).round();
-        if queued || m < 1.0 || (r0 - m * p).abs() > 0.25 * p || self.cfg.loss_threshold == u32::MAX {
+        if queued || m < 1.0 || (r0 - m * p).abs() > 0.25 * p || self.cfg.loss_threshold == u32::MAX
+        {
             return (base, 0, None);
         }
         let m = m.min((self.cfg.window.as_nanos() as f64 / p).max(1.0)) as i64;
         (base + m, m as u64, Some((base, base + m)))
+    }
+
+    /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
+    /// above 2 % of the period means a quantised clock.
+    fn note_gap(&mut self, gap: i64, period: Option<f64>) {
+        if gap > 0 {
+            let (mut a, mut b) = (self.tick, gap);
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            self.tick = a;
+            self.gaps = self.gaps.saturating_add(1);
+        }
+        if let Some(p) = period {
+            self.fit.quantised = self.gaps >= 8 && self.tick as f64 >= p / 50.0;
+        }
     }
 
     /// Counter difference to the previous index (mod 2^bits); records the index.
@@ -665,10 +700,9 @@ impl Estimator {
                 0.5 * p
             };
             let early = !self.fit.stats_valid();
-            let verdict = match self.floor_at(nl.saturating_add(1), period) {
+            let verdict = match self.floor_residual(nl.saturating_add(1), q, period) {
                 _ if early => Some(((q - pd.point.q) as f64) >= 0.5 * p),
-                Some(f) => {
-                    let r = q as f64 - f;
+                Some(r) => {
                     if r < -0.5 * p || ((q - pd.point.q) as f64) < 0.5 * p {
                         Some(false)
                     } else if r <= band {
@@ -733,7 +767,6 @@ impl Estimator {
             self.recent_len = 0;
             self.below_run = 0;
             self.st.changes_detected += 1;
-            eprintln!("DBG change at n={} below_run={}", p.n, self.below_run);
         }
         if self.fit.len() >= MIN_STATS_POINTS
             && let Some(h) = self.deferred_ref.take()
@@ -813,9 +846,9 @@ impl Estimator {
                     e
                 }
             }
-            None => match self.floor_at(n, period) {
-                Some(f) if f.is_finite() && f.abs() < 9.0e18 => (f.round() as i64).min(q),
-                _ => q,
+            None => match self.floor_line(period).and_then(|l| l.eval(n)) {
+                Some(f) => f.min(q),
+                None => q,
             },
         };
         let latency = match self.ref_offset {

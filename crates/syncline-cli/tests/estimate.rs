@@ -1,0 +1,149 @@
+//! `syncline estimate` against INTERFACE.md: output shape, flags, events,
+//! bad input.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_syncline"))
+        .arg("estimate")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The binary may exit (bad flag) before reading: ignore a broken pipe.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+fn lines(o: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn stream(n: i64) -> String {
+    let mut s = String::from("# a comment\nevent,time_ns,truth\n");
+    for k in 0..n {
+        s += &format!(
+            "sample,{},x\n",
+            1_000_000_000 + k * 10_000_000 + (k % 3) * 100_000
+        );
+    }
+    s
+}
+
+#[test]
+fn one_line_per_sample_in_order_with_status() {
+    let o = run(&["--window-ns", "1000000000", "--status", "-"], &stream(50));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let l = lines(&o);
+    assert_eq!(l.len(), 51);
+    for (k, v) in l[..50].iter().enumerate() {
+        assert_eq!(v["id"], k as i64);
+        let e = v["estimate_ns"].as_i64().unwrap();
+        let arrival = 1_000_000_000 + k as i64 * 10_000_000 + (k as i64 % 3) * 100_000;
+        assert!(
+            e <= arrival && arrival - e <= 200_000,
+            "{k}: {e} vs {arrival}"
+        );
+    }
+    assert_eq!(l[50]["status"]["samples"], 50);
+    assert!(l[50]["status"]["period_ns"].as_f64().unwrap() > 9.9e6);
+}
+
+#[test]
+fn loss_reference_and_index_rows() {
+    let csv = "event,time_ns,index\n\
+               reference,999000000,\n\
+               sample,1000000000,0\n\
+               loss,,\n\
+               sample,1020000000,2\n\
+               sample,1030000000,3\n";
+    let o = run(
+        &[
+            "--window-ns",
+            "1000000000",
+            "--period-ns",
+            "10000000",
+            "--status",
+            "-",
+        ],
+        csv,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let l = lines(&o);
+    let ids: Vec<_> = l[..3].iter().map(|v| v["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [1, 3, 4]);
+    let st = &l[3]["status"];
+    assert_eq!(st["losses_from_index"], 1);
+    assert_eq!(st["losses_announced"], 1);
+    assert_eq!(st["references"], 1);
+}
+
+#[test]
+fn backwards_sample_is_reported_not_fatal() {
+    let csv = "event,time_ns\nsample,2000\nsample,1000\nsample,3000\n";
+    let o = run(&["--window-ns", "1000000", "--status", "-"], csv);
+    assert!(o.status.success());
+    let l = lines(&o);
+    assert_eq!(l[1]["rejected"], "backwards");
+    assert_eq!(l[1]["estimate_ns"], 1000);
+    assert_eq!(l[3]["status"]["rejected_backwards"], 1);
+}
+
+#[test]
+fn malformed_input_exits_2_with_file_and_line() {
+    let csv = "event,time_ns\nsample,1000\n\nsample,12x\n";
+    let o = run(&["--window-ns", "1000000", "-"], csv);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("-:4"), "{err}");
+    // Output for earlier rows stays written.
+    assert_eq!(lines(&o).len(), 1);
+    for (csv, what) in [
+        ("event,time_ns\nfoo,1\n", "unknown event"),
+        ("event\nsample\n", "time_ns"),
+        ("event,time_ns\nsample,\n", "empty"),
+        ("event,time_ns,index\nsample,5,-1\n", "negative"),
+    ] {
+        let o = run(&["--window-ns", "1000000", "-"], csv);
+        assert_eq!(o.status.code(), Some(2), "{csv}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(what), "{csv}");
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    for (args, flag) in [
+        (vec!["--window-ns", "0"], "--window-ns"),
+        (vec!["--window-ns", "-5"], "--window-ns"),
+        (vec!["--window-ns", "10", "--period-ns", "0"], "--period-ns"),
+        (
+            vec!["--window-ns", "10", "--loss-threshold", "x"],
+            "--loss-threshold",
+        ),
+        (
+            vec!["--window-ns", "10", "--counter-bits", "65"],
+            "--counter-bits",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.push("-");
+        let o = run(&a, "event,time_ns\n");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(flag),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn missing_file_is_an_io_error() {
+    let o = run(&["--window-ns", "10", "/nonexistent/x.csv"], "");
+    assert_eq!(o.status.code(), Some(1));
+}
