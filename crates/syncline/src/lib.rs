@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+pub mod timestamped;
 
 pub use syncline_core as core;
 pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
@@ -24,5 +25,6 @@ pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
 /// The names most programs need, in one `use syncline::prelude::*;`.
 pub mod prelude {
     pub use crate::clock::{Clock, SystemClock, TokioClock};
+    pub use crate::timestamped::SensorStreamExt;
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 }

@@ -1,0 +1,367 @@
+//! `.timestamped()`: stamp every item of a sensor stream with its estimated
+//! acquisition time, on arrival, with zero added latency.
+//!
+//! The adapter reads its [`Clock`] when an item arrives, feeds that arrival
+//! time to the sans-IO [`Estimator`] and yields [`Stamped`] items. Optional:
+//! a device counter extracted from each item ([`Timestamped::with_index`]),
+//! and a stream of hardware reference pulses
+//! ([`Timestamped::with_references`]). The estimator's status is published
+//! on a [`tokio::sync::watch`] channel after every item
+//! ([`Timestamped::status`]) and logged with `tracing`.
+//!
+//! ```
+//! use futures::StreamExt;
+//! use syncline::prelude::*;
+//! use syncline::core::estimator::EstimatorConfig;
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let clock = TokioClock::starting_at(Timestamp::from_nanos(1_000_000_000));
+//! // A driver that delivers a sample every 10 ms, 1 ms after acquisition.
+//! let imu = futures::stream::unfold(0u32, |k| async move {
+//!     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+//!     (k < 100).then_some((k, k + 1))
+//! });
+//! let config = EstimatorConfig::new(TimeDelta::from_secs(5));
+//! let stamped = imu.timestamped(config).unwrap().with_clock(clock);
+//! let status = stamped.status();
+//! let out: Vec<Stamped<u32>> = stamped.collect().await;
+//! assert_eq!(out.len(), 100);
+//! assert_eq!(status.borrow().samples, 100);
+//! # }
+//! ```
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use pin_project_lite::pin_project;
+use syncline_core::estimator::{Estimator, EstimatorConfig, EstimatorError, EstimatorStatus};
+use tokio::sync::watch;
+
+use crate::clock::{Clock, SystemClock};
+use crate::{Stamped, Timestamp};
+
+/// How often (in samples) the status is logged at `debug` level.
+const LOG_EVERY: u64 = 1000;
+
+/// Extracts a device sample counter from an item (see
+/// [`Timestamped::with_index`]).
+pub trait IndexOf<T> {
+    /// The item's counter value, if it has one.
+    fn index_of(&mut self, item: &T) -> Option<u64>;
+}
+
+/// No device counter: samples are numbered from their arrival times.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoIndex;
+
+impl<T> IndexOf<T> for NoIndex {
+    fn index_of(&mut self, _: &T) -> Option<u64> {
+        None
+    }
+}
+
+/// A device counter read by a closure.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexFn<F>(F);
+
+impl<T, F: FnMut(&T) -> u64> IndexOf<T> for IndexFn<F> {
+    fn index_of(&mut self, item: &T) -> Option<u64> {
+        Some((self.0)(item))
+    }
+}
+
+/// No reference pulses.
+pub type NoReferences = futures::stream::Empty<Timestamp>;
+
+pin_project! {
+    /// The stream returned by [`SensorStreamExt::timestamped`].
+    #[must_use = "streams do nothing unless polled"]
+    pub struct Timestamped<S, C = SystemClock, I = NoIndex, R = NoReferences> {
+        #[pin]
+        stream: S,
+        #[pin]
+        references: R,
+        references_done: bool,
+        clock: C,
+        index: I,
+        estimator: Estimator,
+        status: watch::Sender<EstimatorStatus>,
+    }
+}
+
+impl<S: Stream> Timestamped<S> {
+    fn new(stream: S, config: EstimatorConfig) -> Result<Self, EstimatorError> {
+        let estimator = Estimator::new(config)?;
+        let (status, _) = watch::channel(estimator.status());
+        Ok(Timestamped {
+            stream,
+            references: futures::stream::empty(),
+            references_done: false,
+            clock: SystemClock,
+            index: NoIndex,
+            estimator,
+            status,
+        })
+    }
+}
+
+impl<S, C, I, R> Timestamped<S, C, I, R> {
+    /// Stamps arrivals with `clock` instead (e.g. [`crate::clock::TokioClock`]
+    /// under paused time in tests, or a simulated clock).
+    pub fn with_clock<C2: Clock>(self, clock: C2) -> Timestamped<S, C2, I, R> {
+        Timestamped {
+            stream: self.stream,
+            references: self.references,
+            references_done: self.references_done,
+            clock,
+            index: self.index,
+            estimator: self.estimator,
+            status: self.status,
+        }
+    }
+
+    /// Reads the device's sample counter from each item (counter gaps are
+    /// losses; wrap-around per the configured counter width).
+    pub fn with_index<F>(self, index: F) -> Timestamped<S, C, IndexFn<F>, R>
+    where
+        S: Stream,
+        F: FnMut(&S::Item) -> u64,
+    {
+        Timestamped {
+            stream: self.stream,
+            references: self.references,
+            references_done: self.references_done,
+            clock: self.clock,
+            index: IndexFn(index),
+            estimator: self.estimator,
+            status: self.status,
+        }
+    }
+
+    /// Takes hardware reference pulses (host-clock times of acquisitions)
+    /// from `references`; they lock the estimates to the pulses. The
+    /// references are read whenever the adapter is polled; the adapter ends
+    /// when the sensor stream ends.
+    pub fn with_references<R2>(self, references: R2) -> Timestamped<S, C, I, R2>
+    where
+        R2: Stream<Item = Timestamp>,
+    {
+        Timestamped {
+            stream: self.stream,
+            references,
+            references_done: false,
+            clock: self.clock,
+            index: self.index,
+            estimator: self.estimator,
+            status: self.status,
+        }
+    }
+
+    /// A receiver of the estimator's status, updated after every item.
+    pub fn status(&self) -> watch::Receiver<EstimatorStatus> {
+        self.status.subscribe()
+    }
+
+    /// The estimator (read-only).
+    pub fn estimator(&self) -> &Estimator {
+        &self.estimator
+    }
+}
+
+impl<S, C, I, R> Stream for Timestamped<S, C, I, R>
+where
+    S: Stream,
+    C: Clock,
+    I: IndexOf<S::Item>,
+    R: Stream<Item = Timestamp>,
+{
+    type Item = Stamped<S::Item>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        while !*this.references_done {
+            match this.references.as_mut().poll_next(cx) {
+                Poll::Ready(Some(h)) => {
+                    this.estimator.update_reference(h);
+                }
+                Poll::Ready(None) => *this.references_done = true,
+                Poll::Pending => break,
+            }
+        }
+        let item = match this.stream.poll_next(cx) {
+            Poll::Ready(Some(item)) => item,
+            Poll::Ready(None) => {
+                tracing::debug!(status = ?this.estimator.status(), "sensor stream ended");
+                return Poll::Ready(None);
+            }
+            Poll::Pending => return Poll::Pending,
+        };
+        let now = this.clock.now();
+        let result = match this.index.index_of(&item) {
+            Some(i) => this.estimator.update_with_index(now, i),
+            None => this.estimator.update(now),
+        };
+        let stamp = match result {
+            Ok(e) => e.stamp,
+            Err(e) => {
+                // The clock went backwards (counted in the status): the
+                // arrival time stands for this item.
+                tracing::warn!(error = %e, "arrival rejected by the estimator");
+                now
+            }
+        };
+        let status = this.estimator.status();
+        if status.samples % LOG_EVERY == 0 {
+            tracing::debug!(?status, "timestamp estimator");
+        }
+        this.status.send_replace(status);
+        Poll::Ready(Some(Stamped::new(stamp, item)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.stream.size_hint()
+    }
+}
+
+/// Sensor-stream adapters, for every [`Stream`].
+pub trait SensorStreamExt: Stream + Sized {
+    /// Stamps every item with its estimated acquisition time (system clock
+    /// by default; see [`Timestamped::with_clock`], [`Timestamped::with_index`],
+    /// [`Timestamped::with_references`]). Fails on an invalid configuration.
+    fn timestamped(self, config: EstimatorConfig) -> Result<Timestamped<Self>, EstimatorError> {
+        Timestamped::new(self, config)
+    }
+}
+
+impl<S: Stream> SensorStreamExt for S {}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::StreamExt;
+    use syncline_core::TimeDelta;
+
+    use super::*;
+    use crate::clock::TokioClock;
+
+    const T0: i64 = 1_700_000_000_000_000_000;
+
+    /// Item k is acquired at k·10 ms after the clock origin and delivered
+    /// `delay(k)` µs later (FIFO); items in `lost` never come. Time is moved
+    /// with `tokio::time::advance`, which is exact (timers are not).
+    fn sensor(
+        n: u64,
+        delay: impl Fn(u64) -> u64 + 'static,
+        lost: &'static [u64],
+    ) -> impl Stream<Item = u64> {
+        let arrivals: Vec<(u64, u64)> = (0..n)
+            .filter(|k| !lost.contains(k))
+            .map(|k| (k, 10_000 * k + delay(k)))
+            .collect();
+        futures::stream::unfold((arrivals.into_iter(), 0u64), |(mut it, now)| async move {
+            let (k, at) = it.next()?;
+            let at = at.max(now);
+            tokio::time::advance(Duration::from_micros(at - now)).await;
+            Some((k, (it, at)))
+        })
+    }
+
+    /// A deterministic exponential-looking delay in µs (mean `mean`).
+    fn exp_delay(k: u64, mean: f64) -> u64 {
+        let u = ((k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        (-mean * u.ln()) as u64
+    }
+
+    fn config() -> EstimatorConfig {
+        EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_millis(10))
+    }
+
+    fn truth(k: u64) -> i64 {
+        T0 + k as i64 * 10_000_000
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn jitter_is_removed() {
+        let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
+        // 1 ms latency plus exponential jitter.
+        let s = sensor(500, |k| 1000 + exp_delay(k, 300.0), &[]);
+        let out: Vec<_> = s
+            .timestamped(config())
+            .unwrap()
+            .with_clock(clock)
+            .collect()
+            .await;
+        assert_eq!(out.len(), 500);
+        for st in &out[100..] {
+            let err = st.stamp.as_nanos() - truth(st.value) - 1_000_000;
+            assert!(err.abs() < 20_000, "item {}: error {err} ns", st.value);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn status_is_observable_while_running() {
+        let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
+        let s = sensor(50, |_| 500, &[])
+            .timestamped(config())
+            .unwrap()
+            .with_clock(clock);
+        let mut rx = s.status();
+        assert_eq!(rx.borrow().samples, 0);
+        let mut s = Box::pin(s);
+        for k in 1..=10u64 {
+            s.next().await.unwrap();
+            assert!(rx.has_changed().unwrap());
+            assert_eq!(rx.borrow_and_update().samples, k);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn device_index_counts_losses() {
+        static LOST: [u64; 3] = [100, 200, 201];
+        let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
+        let s = sensor(400, |_| 800, &LOST)
+            .timestamped(config().with_counter_bits(8))
+            .unwrap()
+            .with_clock(clock)
+            .with_index(|k: &u64| k % 256);
+        let rx = s.status();
+        let out: Vec<_> = s.collect().await;
+        assert_eq!(out.len(), 397);
+        assert_eq!(rx.borrow().losses_from_index, 3);
+        for st in &out {
+            assert!((st.stamp.as_nanos() - truth(st.value) - 800_000).abs() < 1_000);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn references_lock_the_phase() {
+        let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
+        // Each pulse reaches the adapter right after its sample.
+        let (tx, refs) = futures::channel::mpsc::unbounded();
+        let s = sensor(300, |k| 3000 + exp_delay(k, 2000.0), &[])
+            .inspect(move |k| tx.unbounded_send(Timestamp::from_nanos(truth(*k))).unwrap())
+            .timestamped(config())
+            .unwrap()
+            .with_clock(clock)
+            .with_references(refs);
+        let rx = s.status();
+        let out: Vec<_> = s.collect().await;
+        assert!(rx.borrow().references_used > 0);
+        let last = out.last().unwrap();
+        assert!((last.stamp.as_nanos() - truth(last.value)).abs() < 10_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn size_hint_is_the_inner_one() {
+        let s = futures::stream::iter(0..7).timestamped(config()).unwrap();
+        assert_eq!(s.size_hint(), (7, Some(7)));
+        assert!(
+            futures::stream::iter(0..1)
+                .timestamped(EstimatorConfig::new(TimeDelta::ZERO))
+                .is_err()
+        );
+    }
+}
