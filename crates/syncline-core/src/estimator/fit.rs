@@ -10,7 +10,7 @@
 //!   estimator for symmetric or quantised noise.
 //!
 //! Points are only appended between rebuilds; every `rebuild_every` points
-//! (about an eighth of the history) the history is trimmed, re-anchored and
+//! (about half the history) the history is trimmed, re-anchored and
 //! both fits are rebuilt in one O(N) pass, so the amortised cost per point is
 //! O(1) and nothing is allocated after construction.
 
@@ -50,9 +50,10 @@ impl Line {
 
     /// `q − line(n)` in ns as f64 (saturating far outside the range).
     pub fn residual(&self, n: i64, q: i64) -> f64 {
-        match self.offset(n) {
-            Some(v) => (i128::from(q) - i128::from(self.q0)) as f64 - v,
-            None => f64::NAN,
+        match (self.offset(n), q.checked_sub(self.q0)) {
+            (Some(v), Some(d)) => d as f64 - v,
+            (Some(v), None) => (i128::from(q) - i128::from(self.q0)) as f64 - v,
+            (None, _) => f64::NAN,
         }
     }
 
@@ -86,6 +87,49 @@ const LS_LEAVE_RATIO: f64 = 1.3;
 /// Points needed before the residual statistics are trusted.
 pub(crate) const MIN_STATS_POINTS: usize = 24;
 
+/// Exact least-squares sums, relative to the anchor.
+#[derive(Debug, Clone, Copy, Default)]
+struct LsSums {
+    cnt: i64,
+    sx: i128,
+    sy: i128,
+    sxx: i128,
+    sxy: i128,
+}
+
+impl LsSums {
+    fn add(&mut self, x: i64, y: i64) {
+        self.cnt += 1;
+        self.sx += i128::from(x);
+        self.sy += i128::from(y);
+        if x.unsigned_abs() < (1 << 20) && y.unsigned_abs() < (1 << 42) {
+            self.sxx += i128::from(x * x);
+            self.sxy += i128::from(x * y);
+        } else {
+            self.sxx += i128::from(x) * i128::from(x);
+            self.sxy += i128::from(x) * i128::from(y);
+        }
+    }
+}
+
+/// Andrew's monotone chain step (lower hull, x increasing).
+fn hull_push_to(hull: &mut Vec<(i64, i64)>, x: i64, y: i64) {
+    while let [.., (ax, ay), (bx, by)] = hull[..] {
+        let (dx1, dy1, dx2, dy2) = (bx - ax, by - ay, x - ax, y - ay);
+        let small = |v: i64, bits: u32| v.unsigned_abs() < (1u64 << bits);
+        let convex = if small(dx1, 20) && small(dx2, 20) && small(dy1, 42) && small(dy2, 42) {
+            dx1 * dy2 - dy1 * dx2 > 0
+        } else {
+            i128::from(dx1) * i128::from(dy2) - i128::from(dy1) * i128::from(dx2) > 0
+        };
+        if convex {
+            break;
+        }
+        hull.pop();
+    }
+    hull.push((x, y));
+}
+
 /// A bounded history of points with a floor (hull) fit and a least-squares fit.
 #[derive(Debug, Clone)]
 pub(crate) struct LineFit {
@@ -97,11 +141,10 @@ pub(crate) struct LineFit {
     hull: Vec<(i64, i64)>,
     hull_cnt: i64,
     hull_sx: i128,
-    ls_cnt: i64,
-    sx: i128,
-    sy: i128,
-    sxx: i128,
-    sxy: i128,
+    /// The centroid edge's end vertex index and vertices, cached.
+    edge: usize,
+    edge_pts: ((i64, i64), (i64, i64)),
+    sums: LsSums,
     since_rebuild: usize,
     /// Mean and standard deviation of the residuals above the floor (free
     /// points below half a period), from the last rebuild.
@@ -131,11 +174,9 @@ impl LineFit {
             hull: Vec::with_capacity(cap),
             hull_cnt: 0,
             hull_sx: 0,
-            ls_cnt: 0,
-            sx: 0,
-            sy: 0,
-            sxx: 0,
-            sxy: 0,
+            edge: 1,
+            edge_pts: ((0, 0), (0, 0)),
+            sums: LsSums::default(),
             since_rebuild: 0,
             mean_r: 0.0,
             std_r: 0.0,
@@ -238,20 +279,20 @@ impl LineFit {
         let include = self.ls_includes(&p);
         self.hull_push(x, y);
         if include {
-            self.ls_add(x, y);
+            self.sums.add(x, y);
         }
         self.since_rebuild += 1;
         if self.since_rebuild >= self.rebuild_every() {
             self.trim(p.q, max_span, self.cap);
             self.rebuild_now();
         } else {
-            self.refresh_lines();
+            self.refresh_lines(false);
         }
         true
     }
 
     fn rebuild_every(&self) -> usize {
-        (self.pts.len() / 8).max(16)
+        (self.pts.len() / 2).max(16)
     }
 
     /// Drops the oldest points older than `max_span` before `now` or beyond `keep`.
@@ -277,28 +318,9 @@ impl LineFit {
     }
 
     fn hull_push(&mut self, x: i64, y: i64) {
-        while self.hull.len() >= 2 {
-            let (ax, ay) = self.hull[self.hull.len() - 2];
-            let (bx, by) = self.hull[self.hull.len() - 1];
-            let cross = (bx - ax) as i128 * (y - ay) as i128 - (by - ay) as i128 * (x - ax) as i128;
-            if cross <= 0 {
-                self.hull.pop();
-            } else {
-                break;
-            }
-        }
-        self.hull.push((x, y));
+        hull_push_to(&mut self.hull, x, y);
         self.hull_cnt += 1;
-        self.hull_sx += x as i128;
-    }
-
-    fn ls_add(&mut self, x: i64, y: i64) {
-        let (x, y) = (x as i128, y as i128);
-        self.ls_cnt += 1;
-        self.sx += x;
-        self.sy += y;
-        self.sxx += x * x;
-        self.sxy += x * y;
+        self.hull_sx += i128::from(x);
     }
 
     /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
@@ -307,8 +329,7 @@ impl LineFit {
         self.hull.clear();
         self.hull_cnt = 0;
         self.hull_sx = 0;
-        self.ls_cnt = 0;
-        (self.sx, self.sy, self.sxx, self.sxy) = (0, 0, 0, 0);
+        self.sums = LsSums::default();
         self.floor = None;
         self.ls = None;
         let Some(first) = self.pts.front().copied() else {
@@ -316,50 +337,61 @@ impl LineFit {
         };
         self.anchor_n = first.n;
         self.anchor_q = first.q;
-        for i in 0..self.pts.len() {
-            let p = self.pts[i];
-            self.hull_push(p.n - self.anchor_n, p.q.saturating_sub(self.anchor_q));
+        let (a, b) = self.pts.as_slices();
+        for p in a.iter().chain(b) {
+            let (x, y) = (p.n - first.n, p.q.saturating_sub(first.q));
+            hull_push_to(&mut self.hull, x, y);
+            self.hull_cnt += 1;
+            self.hull_sx += i128::from(x);
         }
-        self.refresh_lines();
-        self.update_stats();
-        for i in 0..self.pts.len() {
-            let p = self.pts[i];
-            if self.ls_includes(&p) {
-                self.ls_add(p.n - self.anchor_n, p.q.saturating_sub(self.anchor_q));
-            }
-        }
-        self.refresh_lines();
-        self.apply_mode();
-    }
-
-    /// Residual statistics above the floor and the mode decision.
-    fn update_stats(&mut self) {
+        self.refresh_lines(false);
+        // One pass: residual statistics above the new floor, and the LS sums
+        // (inclusion judged with the previous statistics).
         let Some(f) = self.floor else {
             self.stats_valid = false;
             return;
         };
+        let limit = if self.stats_valid {
+            self.mean_r + 5.0 * self.std_r
+        } else {
+            f64::INFINITY
+        };
         let half = 0.5 * f.slope;
-        let (mut k, mut s, mut ss) = (0.0f64, 0.0f64, 0.0f64);
-        for p in self.pts.iter().filter(|p| !p.queued) {
+        let (mut k, mut sum, mut ss) = (0usize, 0.0f64, 0.0f64);
+        let (a, b) = self.pts.as_slices();
+        for p in a.iter().chain(b) {
+            if p.queued {
+                continue;
+            }
             let r = f.residual(p.n, p.q);
-            if r.is_finite() && r < half {
-                k += 1.0;
-                s += r;
+            if r < half {
+                k += 1;
+                sum += r;
                 ss += r * r;
             }
+            if r <= limit {
+                self.sums.add(p.n - first.n, p.q.saturating_sub(first.q));
+            }
         }
-        if k < MIN_STATS_POINTS as f64 {
+        self.set_stats(k, sum, ss);
+        self.refresh_lines(true);
+        self.apply_mode();
+    }
+
+    /// Residual statistics above the floor from `k` residuals.
+    fn set_stats(&mut self, k: usize, sum: f64, ss: f64) {
+        if k < MIN_STATS_POINTS {
             self.stats_valid = false;
-            if self.pts.len() >= 3 * MIN_STATS_POINTS && k < (self.pts.len() / 3) as f64 {
+            if self.pts.len() >= 3 * MIN_STATS_POINTS && k < self.pts.len() / 3 {
                 // The floor describes a minority of the points: the history
                 // mixes two numberings (e.g. losses missed at the start).
-                // Keep the newest quarter.
                 self.inconsistent = true;
             }
             return;
         }
-        self.mean_r = s / k;
-        self.std_r = (ss / k - self.mean_r * self.mean_r).max(0.0).sqrt();
+        let kf = k as f64;
+        self.mean_r = sum / kf;
+        self.std_r = (ss / kf - self.mean_r * self.mean_r).max(0.0).sqrt();
         self.stats_valid = true;
     }
 
@@ -424,19 +456,28 @@ impl LineFit {
     }
 
     /// Recomputes the floor (centroid edge of the hull) and the LS line.
-    fn refresh_lines(&mut self) {
-        self.floor = None;
-        if self.hull.len() >= 2 && self.hull_cnt > 0 {
-            let xbar = self.hull_sx as f64 / self.hull_cnt as f64;
-            // First vertex at or right of the centroid; the edge ends there.
-            let i = self
-                .hull
-                .partition_point(|&(x, _)| (x as f64) < xbar)
-                .clamp(1, self.hull.len() - 1);
-            let (ax, ay) = self.hull[i - 1];
-            let (bx, by) = self.hull[i];
-            if bx > ax {
-                self.floor = Some(Line {
+    fn refresh_lines(&mut self, with_ls: bool) {
+        let h = self.hull.len();
+        if h < 2 || self.hull_cnt <= 0 {
+            self.floor = None;
+        } else {
+            // The edge whose end is the first vertex at or right of the
+            // centroid: walk from the previous edge (it moves rarely).
+            let (sx, cnt) = (self.hull_sx, i128::from(self.hull_cnt));
+            let left_of = |x: i64| i128::from(x) * cnt < sx;
+            let mut i = self.edge.clamp(1, h - 1);
+            while i > 1 && !left_of(self.hull[i - 1].0) {
+                i -= 1;
+            }
+            while i < h - 1 && left_of(self.hull[i].0) {
+                i += 1;
+            }
+            self.edge = i;
+            let pts = (self.hull[i - 1], self.hull[i]);
+            if self.floor.is_none() || pts != self.edge_pts {
+                self.edge_pts = pts;
+                let ((ax, ay), (bx, by)) = pts;
+                self.floor = (bx > ax).then(|| Line {
                     n0: self.anchor_n + ax,
                     q0: self.anchor_q.saturating_add(ay),
                     c: 0.0,
@@ -445,14 +486,21 @@ impl LineFit {
             }
         }
         self.ls = None;
-        if self.ls_cnt >= 3 {
-            let n = self.ls_cnt as i128;
-            let sxx = n * self.sxx - self.sx * self.sx;
-            let sxy = n * self.sxy - self.sx * self.sy;
+        let LsSums {
+            cnt,
+            sx,
+            sy,
+            sxx,
+            sxy,
+        } = self.sums;
+        if cnt >= 3 && (with_ls || self.mode == FitMode::LeastSquares) {
+            let n = i128::from(cnt);
+            let sxx = n * sxx - sx * sx;
+            let sxy = n * sxy - sx * sy;
             if sxx > 0 {
                 let slope = sxy as f64 / sxx as f64;
-                let xbar = self.sx as f64 / n as f64;
-                let ybar = self.sy as f64 / n as f64;
+                let xbar = sx as f64 / n as f64;
+                let ybar = sy as f64 / n as f64;
                 self.ls = Some(Line {
                     n0: self.anchor_n,
                     q0: self.anchor_q,

@@ -657,7 +657,8 @@ impl Estimator {
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
     /// above 2 % of the period means a quantised clock.
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
-        if gap > 0 {
+        // The gcd only shrinks: once below 2 % of the period it stays there.
+        if gap > 0 && (self.gaps < 8 || self.fit.quantised) {
             let (mut a, mut b) = (self.tick, gap);
             while b != 0 {
                 (a, b) = (b, a % b);

@@ -1,0 +1,87 @@
+//! Speed of the timestamp estimator: updates per second on one core, and
+//! allocations per update in steady state (divan's `AllocProfiler`).
+//!
+//! `cargo bench --bench estimator_speed -- --sample-count 20`
+
+use divan::counter::ItemsCount;
+use divan::{AllocProfiler, Bencher, black_box};
+use syncline::core::estimator::{Estimator, EstimatorConfig};
+use syncline::{TimeDelta, Timestamp};
+
+#[global_allocator]
+static ALLOC: AllocProfiler = AllocProfiler::system();
+
+const N: usize = 100_000;
+const T0: i64 = 1_700_000_000_000_000_000;
+
+fn main() {
+    divan::main();
+}
+
+/// Arrivals of a 100 Hz stream: 1 ms latency, exponential-like jitter,
+/// 2 % losses and an occasional 30 ms stall.
+fn arrivals(n: usize, offset: usize) -> Vec<Timestamp> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut last = 0i64;
+    let mut out = Vec::with_capacity(n);
+    for k in offset..offset + n * 102 / 100 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+        if u < 0.02 || out.len() == n {
+            continue;
+        }
+        let jitter = (-300_000.0 * (1.0 - u).ln()) as i64;
+        let stall = if k % 997 == 0 { 30_000_000 } else { 0 };
+        let q = (T0 + k as i64 * 10_000_000 + 1_000_000 + jitter + stall).max(last + 40_000);
+        last = q;
+        out.push(Timestamp::from_nanos(q));
+    }
+    out
+}
+
+fn estimator() -> Estimator {
+    let config =
+        EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_millis(10));
+    Estimator::new(config).expect("valid configuration")
+}
+
+/// `update` on a warmed-up estimator (history full): the allocation
+/// columns must read 0.
+#[divan::bench]
+fn update_steady_state(bencher: Bencher) {
+    bencher
+        .counter(ItemsCount::new(N))
+        .with_inputs(|| {
+            let mut e = estimator();
+            for q in arrivals(N, 0) {
+                let _ = e.update(q);
+            }
+            (e, arrivals(N, N * 102 / 100))
+        })
+        .bench_local_refs(|(e, input)| {
+            for &q in input.iter() {
+                let _ = black_box(e.update(black_box(q)));
+            }
+        });
+}
+
+/// `update_with_index` with an 8-bit wrapping counter.
+#[divan::bench]
+fn update_with_index(bencher: Bencher) {
+    bencher
+        .counter(ItemsCount::new(N))
+        .with_inputs(|| {
+            let input: Vec<(Timestamp, u64)> = arrivals(N, 0)
+                .into_iter()
+                .map(|q| (q, ((q.as_nanos() - T0) / 10_000_000) as u64 % 256))
+                .collect();
+            (estimator(), input)
+        })
+        .bench_local_refs(|(e, input)| {
+            for &(q, i) in input.iter() {
+                let _ = black_box(e.update_with_index(black_box(q), i));
+            }
+        });
+}
