@@ -291,9 +291,7 @@ pub struct Estimator {
     max_index: u64,
     tick: i64,
     gaps: u32,
-    recent: [f64; ABOVE_RUN],
-    recent_len: usize,
-    recent_pos: usize,
+    above_run: usize,
     below_run: u32,
     deferred_ref: Option<i64>,
     ref_offset: Option<f64>,
@@ -359,9 +357,7 @@ impl Estimator {
             max_index: 0,
             tick: 0,
             gaps: 0,
-            recent: [0.0; ABOVE_RUN],
-            recent_len: 0,
-            recent_pos: 0,
+            above_run: 0,
             below_run: 0,
             deferred_ref: None,
             ref_offset: None,
@@ -524,7 +520,7 @@ impl Estimator {
         self.refs.clear();
         self.ref_offset = None;
         self.last_ref_n = None;
-        self.recent_len = 0;
+        self.above_run = 0;
         self.below_run = 0;
         self.tick = 0;
         self.gaps = 0;
@@ -665,9 +661,9 @@ impl Estimator {
             }
             self.tick = a;
             self.gaps = self.gaps.saturating_add(1);
-        }
-        if let Some(p) = period {
-            self.fit.quantised = self.gaps >= 8 && self.tick as f64 >= p / 50.0;
+            if let Some(p) = period {
+                self.fit.quantised = self.gaps >= 8 && self.tick as f64 >= p * 0.02;
+            }
         }
     }
 
@@ -748,12 +744,12 @@ impl Estimator {
             } else {
                 self.below_run = 0;
             }
-            self.recent[self.recent_pos] = r;
-            self.recent_pos = (self.recent_pos + 1) % ABOVE_RUN;
-            self.recent_len = (self.recent_len + 1).min(ABOVE_RUN);
-            let above =
-                self.recent_len == ABOVE_RUN && self.recent.iter().all(|&x| x > ABOVE_FACTOR * mu);
-            change = above || self.below_run >= BELOW_RUN;
+            if r > ABOVE_FACTOR * mu {
+                self.above_run += 1;
+            } else {
+                self.above_run = 0;
+            }
+            change = self.above_run >= ABOVE_RUN || self.below_run >= BELOW_RUN;
         }
         self.fit.push(p, self.max_span);
         if std::mem::take(&mut self.fit.inconsistent) {
@@ -765,7 +761,7 @@ impl Estimator {
         if change {
             self.fit.keep_last(KEEP_AFTER_CHANGE);
             self.refs.keep_last(2);
-            self.recent_len = 0;
+            self.above_run = 0;
             self.below_run = 0;
             self.st.changes_detected += 1;
         }
