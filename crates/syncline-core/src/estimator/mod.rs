@@ -57,6 +57,9 @@ const ABOVE_FACTOR: f64 = 2.0;
 /// residual signal that the line is too late.
 const BELOW_RUN: u32 = 4;
 const BELOW_FACTOR: f64 = 0.5;
+/// A sample arriving within this fraction of a period after its
+/// predecessor was queued behind it (FIFO burst after a stall).
+const QUEUED: f64 = 0.1;
 /// Announced losses must show up as a gap within this many updates.
 const ANNOUNCE_TIMEOUT: u32 = 10;
 /// Stall delays are modelled as spread over this many periods.
@@ -478,7 +481,7 @@ impl Estimator {
         let period = self.period_f();
         let (n, lost, alt) = self.infer_number(q, index, period);
         let queued = match (self.last_arrival, period) {
-            (Some(last), Some(p)) => ((q - last) as f64) < 0.5 * p,
+            (Some(last), Some(p)) => ((q - last) as f64) < QUEUED * p,
             _ => false,
         };
         if let Some(last) = self.last_arrival {
@@ -566,7 +569,7 @@ impl Estimator {
         // A sample queued right behind its predecessor (a burst after a
         // stall) is never the first after a loss: it was already waiting.
         let queued = match (self.last_arrival, period) {
-            (Some(last), Some(p)) => ((q - last) as f64) < 0.5 * p,
+            (Some(last), Some(p)) => ((q - last) as f64) < QUEUED * p,
             _ => false,
         };
         let (m_max, r_m) = match (r0, period) {
