@@ -69,16 +69,13 @@ pub fn run(args: EstimateArgs) -> Result<(), CliError> {
     let time_col = input.require("time_ns")?;
     let index_col = input.column("index");
     while let Some(pos) = input.next_row()? {
-        let time = input.i64_cell(time_col, pos)?;
         let index = match index_col {
             Some(c) => input.i64_cell(c, pos)?,
             None => None,
         };
         match input.cell(event_col) {
             Some(b"sample") => {
-                let Some(t) = time else {
-                    return Err(input.row_error(pos, "column `time_ns` is empty"));
-                };
+                let t = input.required_i64(time_col, pos)?;
                 let arrival = Timestamp::from_nanos(t);
                 let result = match index {
                     Some(i) => {
@@ -97,22 +94,23 @@ pub fn run(args: EstimateArgs) -> Result<(), CliError> {
                     Err(e) => {
                         // Rejected (counted in the status): the arrival stands.
                         out.int(t)?;
-                        let reason: &[u8] = match e {
-                            EstimatorError::Backwards { .. } => b"backwards",
-                            _ => b"overflow",
+                        let reason = match e {
+                            EstimatorError::Backwards { .. } => "backwards",
+                            _ => "overflow",
                         };
-                        out.raw(b", \"rejected\": \"")?;
-                        out.raw(reason)?;
-                        out.raw(b"\"")?;
+                        out.raw(b", \"rejected\": ")?;
+                        out.string(reason)?;
                     }
                 }
                 out.raw(b"}\n")?;
             }
-            Some(b"loss") => est.update_loss(),
+            Some(b"loss") => {
+                // The time is ignored, but must parse where present.
+                input.i64_cell(time_col, pos)?;
+                est.update_loss();
+            }
             Some(b"reference") => {
-                let Some(t) = time else {
-                    return Err(input.row_error(pos, "column `time_ns` is empty"));
-                };
+                let t = input.required_i64(time_col, pos)?;
                 est.update_reference(Timestamp::from_nanos(t));
             }
             Some(other) => {

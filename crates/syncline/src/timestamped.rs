@@ -213,7 +213,7 @@ where
             }
         };
         let status = this.estimator.status();
-        if status.samples % LOG_EVERY == 0 {
+        if status.samples.is_multiple_of(LOG_EVERY) {
             tracing::debug!(?status, "timestamp estimator");
         }
         this.status.send_replace(status);

@@ -59,7 +59,7 @@ impl Line {
 
     /// The (fractional) sample number where the line reaches `q`.
     pub fn solve(&self, q: i64) -> Option<f64> {
-        if !(self.slope > 0.0) {
+        if self.slope.is_nan() || self.slope <= 0.0 {
             return None;
         }
         let dq = (i128::from(q) - i128::from(self.q0)) as f64;

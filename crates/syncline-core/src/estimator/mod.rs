@@ -654,7 +654,8 @@ impl Estimator {
     }
 
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
-    /// above 2 % of the period means a quantised clock.
+    /// above 2 % of the period that does not divide it means a quantised
+    /// clock whose grid the floor would follow.
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
         // The gcd only shrinks: once below 2 % of the period it stays there.
         if gap > 0 && (self.gaps < 8 || self.fit.quantised) {
@@ -665,7 +666,13 @@ impl Estimator {
             self.tick = a;
             self.gaps = self.gaps.saturating_add(1);
             if let Some(p) = period {
-                self.fit.quantised = self.gaps >= 8 && self.tick as f64 >= p * 0.02;
+                // A tick that divides the period puts every sample at the
+                // same phase of the grid (a constant offset, harmless); a
+                // tick that does not makes the floor follow the grid.
+                let tick = self.tick as f64;
+                let phase = (p / tick).fract();
+                self.fit.quantised =
+                    self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase);
             }
         }
     }
@@ -684,7 +691,7 @@ impl Estimator {
         let index = index & mask;
         let prev = self.last_index.replace(index)?;
         let d = index.wrapping_sub(prev) & mask;
-        i64::try_from(d).ok().filter(|&d| d >= 1 && d < (1 << 40))
+        i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
     }
 
     fn resolve_and_commit(&mut self, mut pd: Pending, q: i64, period: Option<f64>) {
