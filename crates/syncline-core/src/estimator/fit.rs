@@ -98,11 +98,12 @@ struct LsSums {
 }
 
 impl LsSums {
-    fn add(&mut self, x: i64, y: i64) {
+    /// Adds a point; `small` promises |x| < 2^20 and |y| < 2^42.
+    fn add(&mut self, x: i64, y: i64, small: bool) {
         self.cnt += 1;
         self.sx += i128::from(x);
         self.sy += i128::from(y);
-        if x.unsigned_abs() < (1 << 20) && y.unsigned_abs() < (1 << 42) {
+        if small || (x.unsigned_abs() < (1 << 20) && y.unsigned_abs() < (1 << 42)) {
             self.sxx += i128::from(x * x);
             self.sxy += i128::from(x * y);
         } else {
@@ -110,6 +111,18 @@ impl LsSums {
             self.sxy += i128::from(x) * i128::from(y);
         }
     }
+}
+
+/// [`hull_push_to`] for coordinates known to satisfy |x| < 2^20 and
+/// |y| < 2^42 (plain i64 products are exact).
+fn hull_push_small(hull: &mut Vec<(i64, i64)>, x: i64, y: i64) {
+    while let [.., (ax, ay), (bx, by)] = hull[..] {
+        if (bx - ax) * (y - ay) - (by - ay) * (x - ax) > 0 {
+            break;
+        }
+        hull.pop();
+    }
+    hull.push((x, y));
 }
 
 /// Andrew's monotone chain step (lower hull, x increasing).
@@ -276,10 +289,12 @@ impl LineFit {
         }
         self.pts.push_back(p);
         // LS inclusion uses the floor before this point.
-        let include = self.ls_includes(&p);
+        // The LS sums are kept only while least squares is in use (a
+        // rebuild computes them when the mode switches).
+        let include = self.mode == FitMode::LeastSquares && self.ls_includes(&p);
         self.hull_push(x, y);
         if include {
-            self.sums.add(x, y);
+            self.sums.add(x, y, false);
         }
         self.since_rebuild += 1;
         if self.since_rebuild >= self.rebuild_every() {
@@ -337,10 +352,24 @@ impl LineFit {
         };
         self.anchor_n = first.n;
         self.anchor_q = first.q;
+        // Numbers increase and accepted arrivals never decrease, so the
+        // first and last points bound every difference: one check decides
+        // whether plain i64 products are exact for the whole pass.
+        let last = self.pts.back().copied().unwrap_or(first);
+        let small = last.n.checked_sub(first.n).is_some_and(|d| d < 1 << 20)
+            && last
+                .q
+                .checked_sub(first.q)
+                .is_some_and(|d| (0..1 << 42).contains(&d));
+        let rel = |p: &Point| (p.n.saturating_sub(first.n), p.q.saturating_sub(first.q));
         let (a, b) = self.pts.as_slices();
         for p in a.iter().chain(b) {
-            let (x, y) = (p.n - first.n, p.q.saturating_sub(first.q));
-            hull_push_to(&mut self.hull, x, y);
+            let (x, y) = rel(p);
+            if small {
+                hull_push_small(&mut self.hull, x, y);
+            } else {
+                hull_push_to(&mut self.hull, x, y);
+            }
             self.hull_cnt += 1;
             self.hull_sx += i128::from(x);
         }
@@ -357,23 +386,34 @@ impl LineFit {
             f64::INFINITY
         };
         let half = 0.5 * f.slope;
+        let (fx, fy) = (
+            f.n0.saturating_sub(first.n) as f64,
+            f.q0.saturating_sub(first.q) as f64,
+        );
         let (mut k, mut sum, mut ss) = (0usize, 0.0f64, 0.0f64);
+        let residual = |p: &Point| {
+            let (x, y) = rel(p);
+            (x, y, (y as f64 - fy) - f.slope * (x as f64 - fx))
+        };
         let (a, b) = self.pts.as_slices();
-        for p in a.iter().chain(b) {
-            if p.queued {
-                continue;
-            }
-            let r = f.residual(p.n, p.q);
+        for p in a.iter().chain(b).filter(|p| !p.queued) {
+            let (_, _, r) = residual(p);
             if r < half {
                 k += 1;
                 sum += r;
                 ss += r * r;
             }
-            if r <= limit {
-                self.sums.add(p.n - first.n, p.q.saturating_sub(first.q));
-            }
         }
         self.set_stats(k, sum, ss);
+        if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
+            let (a, b) = self.pts.as_slices();
+            for p in a.iter().chain(b).filter(|p| !p.queued) {
+                let (x, y, r) = residual(p);
+                if r <= limit {
+                    self.sums.add(x, y, small);
+                }
+            }
+        }
         self.refresh_lines(true);
         self.apply_mode();
     }

@@ -258,6 +258,9 @@ pub struct EstimatorStatus {
     pub jitter_ns: Option<f64>,
     /// The fit in use.
     pub mode: FitMode,
+    /// The arrival clock's tick when it is coarse enough to matter
+    /// (quantised arrivals: least squares is used).
+    pub arrival_tick_ns: Option<i64>,
     /// Changes detected (the history was cut).
     pub changes_detected: u64,
     /// Restarts after gaps longer than the window.
@@ -310,10 +313,15 @@ impl Estimator {
         let w = cfg.window.as_nanos();
         let max_span = w.saturating_mul(i64::from(cfg.history_factor));
         let cap = match cfg.period {
-            Some(p) => usize::try_from(max_span / p.as_nanos())
-                .unwrap_or(usize::MAX)
-                .saturating_add(64)
-                .min(cfg.max_samples),
+            // Room for the longest history and half again: trimming by
+            // age, not by capacity, sets the rebuild rhythm.
+            Some(p) => {
+                usize::try_from(max_span / p.as_nanos())
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(3)
+                    / 2
+                    + 64.min(cfg.max_samples)
+            }
             None => cfg.max_samples,
         }
         .max(16);
@@ -338,6 +346,7 @@ impl Estimator {
             history_ns: 0,
             jitter_ns: None,
             mode: FitMode::Hull,
+            arrival_tick_ns: None,
             changes_detected: 0,
             restarts: 0,
             last_estimate: None,
@@ -436,6 +445,7 @@ impl Estimator {
         };
         st.jitter_ns = self.fit.stats_valid().then_some(self.fit.std_r);
         st.mode = self.fit.mode;
+        st.arrival_tick_ns = self.fit.quantised.then_some(self.tick);
         st.latency_ns = match self.ref_offset {
             Some(o) => o.round() as i64,
             None => self.cfg.min_latency.as_nanos(),
@@ -657,8 +667,10 @@ impl Estimator {
     /// above 2 % of the period that does not divide it means a quantised
     /// clock whose grid the floor would follow.
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
-        // The gcd only shrinks: once below 2 % of the period it stays there.
-        if gap > 0 && (self.gaps < 8 || self.fit.quantised) {
+        // The gcd only shrinks: once below 2 % of the period it stays there
+        // and is no longer worth computing.
+        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * 0.02);
+        if gap > 0 && (self.tick == 0 || coarse(self.tick)) {
             let (mut a, mut b) = (self.tick, gap);
             while b != 0 {
                 (a, b) = (b, a % b);
