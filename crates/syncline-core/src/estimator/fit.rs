@@ -333,7 +333,14 @@ impl LineFit {
     }
 
     fn hull_push(&mut self, x: i64, y: i64) {
-        hull_push_to(&mut self.hull, x, y);
+        // Hull vertices lie between the anchor and this point (numbers
+        // increase, arrivals never decrease): this point's offsets bound
+        // every difference.
+        if (0..1 << 20).contains(&x) && (0..1 << 42).contains(&y) {
+            hull_push_small(&mut self.hull, x, y);
+        } else {
+            hull_push_to(&mut self.hull, x, y);
+        }
         self.hull_cnt += 1;
         self.hull_sx += i128::from(x);
     }
@@ -503,8 +510,15 @@ impl LineFit {
         } else {
             // The edge whose end is the first vertex at or right of the
             // centroid: walk from the previous edge (it moves rarely).
-            let (sx, cnt) = (self.hull_sx, i128::from(self.hull_cnt));
-            let left_of = |x: i64| i128::from(x) * cnt < sx;
+            let (sx, cnt) = (self.hull_sx, self.hull_cnt);
+            let small = cnt < 1 << 21 && sx.unsigned_abs() < 1 << 62;
+            let left_of = |x: i64| {
+                if small && x.unsigned_abs() < 1 << 40 {
+                    ((x * cnt) as i128) < sx
+                } else {
+                    i128::from(x) * i128::from(cnt) < sx
+                }
+            };
             let mut i = self.edge.clamp(1, h - 1);
             while i > 1 && !left_of(self.hull[i - 1].0) {
                 i -= 1;
