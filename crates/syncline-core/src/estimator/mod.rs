@@ -47,6 +47,8 @@ use fit::{Line, LineFit, MIN_STATS_POINTS, Point};
 
 use crate::{TimeDelta, Timestamp};
 
+/// Samples before the measured slope replaces the expected period.
+const YOUNG: usize = 32;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// Free (not queued) samples whose residuals all lie above
@@ -300,6 +302,10 @@ pub struct Estimator {
     above_run: usize,
     below_run: u32,
     deferred_ref: Option<i64>,
+    /// The running-minimum anchor of the young fit, and whether the fit
+    /// has matured.
+    young_anchor: Option<Point>,
+    matured: bool,
     ref_offset: Option<f64>,
     last_ref_n: Option<i64>,
     st: EstimatorStatus,
@@ -372,6 +378,8 @@ impl Estimator {
             above_run: 0,
             below_run: 0,
             deferred_ref: None,
+            young_anchor: None,
+            matured: false,
             ref_offset: None,
             last_ref_n: None,
             st,
@@ -454,6 +462,9 @@ impl Estimator {
     }
 
     fn period_f(&self) -> Option<f64> {
+        if let Some(l) = self.young_line() {
+            return Some(l.slope);
+        }
         if self.fit.len() >= 3
             && let Some(f) = self.fit.active()
             && f.slope > 0.0
@@ -529,6 +540,8 @@ impl Estimator {
             .min(i64::MAX / 2);
         self.pending = None;
         self.last_n = None;
+        self.young_anchor = None;
+        self.matured = false;
         self.fit.clear();
         self.refs.clear();
         self.ref_offset = None;
@@ -542,6 +555,9 @@ impl Estimator {
 
     /// The floor line (or, with a single point, the expected period from it).
     fn floor_line(&self, period: Option<f64>) -> Option<Line> {
+        if let Some(l) = self.young_line() {
+            return Some(l);
+        }
         if self.fit.len() >= 2
             && let Some(f) = self.fit.floor()
             && f.slope > 0.0
@@ -552,6 +568,26 @@ impl Estimator {
         Some(Line {
             n0: pt.n,
             q0: pt.q,
+            c: 0.0,
+            slope: p,
+        })
+    }
+
+    /// Before the fit has matured (fewer than `YOUNG` samples since the
+    /// start or a restart) and with an expected period: the lowest line of
+    /// that slope under all samples (a running minimum, like Rock and
+    /// Olson), steadier than a slope measured from a handful of samples.
+    fn young_line(&self) -> Option<Line> {
+        if self.matured {
+            return None;
+        }
+        let p = self
+            .learned_period
+            .or(self.cfg.period.map(|p| p.as_nanos() as f64))?;
+        let a = self.young_anchor?;
+        Some(Line {
+            n0: a.n,
+            q0: a.q,
             c: 0.0,
             slope: p,
         })
@@ -774,6 +810,16 @@ impl Estimator {
             change = self.above_run >= ABOVE_RUN || self.below_run >= BELOW_RUN;
         }
         self.fit.push(p, self.max_span);
+        if !self.matured {
+            self.matured = self.fit.len() >= YOUNG;
+            let below = match (self.young_line(), self.young_anchor) {
+                (Some(l), Some(_)) => l.residual(p.n, p.q) < 0.0,
+                _ => true,
+            };
+            if below {
+                self.young_anchor = Some(p);
+            }
+        }
         if std::mem::take(&mut self.fit.inconsistent) {
             let keep = self.fit.len() / 4;
             self.fit.keep_last(keep);
@@ -852,14 +898,14 @@ impl Estimator {
         if let Some(v) = self.reference_estimate(n, q, period) {
             return Ok(Timestamp::from_nanos(v));
         }
-        let line: Option<Line> = self
+        let line: Option<Line> = self.young_line().or(self
             .fit
             .active()
-            .filter(|l| l.slope > 0.0 && self.fit.len() >= 2);
+            .filter(|l| l.slope > 0.0 && self.fit.len() >= 2));
         let raw = match line {
             Some(l) => {
                 let e = l.eval(n).ok_or(EstimatorError::Overflow)?;
-                if self.fit.mode == FitMode::Hull {
+                if self.fit.mode == FitMode::Hull || !self.matured {
                     e.min(q)
                 } else {
                     e
