@@ -500,13 +500,15 @@ impl Estimator {
             self.resolve_and_commit(p, q, period);
         }
         let period = self.period_f();
-        let (n, lost, alt) = self.infer_number(q, index, period);
+        // A sample queued right behind its predecessor (a burst after a
+        // stall) is never the first after a loss: it was already waiting.
         let queued = match (self.last_arrival, period) {
-            (Some(last), Some(p)) => ((q - last) as f64) < QUEUED * p,
+            (Some(last), Some(p)) => (q.saturating_sub(last) as f64) < QUEUED * p,
             _ => false,
         };
+        let (n, lost, alt) = self.infer_number(q, index, period, queued);
         if let Some(last) = self.last_arrival {
-            self.note_gap(q - last, period);
+            self.note_gap(q.saturating_sub(last), period);
         }
         let stamp = self.estimate_at(n, q, period)?;
         self.pending = Some(Pending {
@@ -604,6 +606,7 @@ impl Estimator {
         q: i64,
         index: Option<u64>,
         period: Option<f64>,
+        queued: bool,
     ) -> (i64, u64, Option<(i64, i64)>) {
         let had_index = self.last_index.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
@@ -612,12 +615,6 @@ impl Estimator {
         };
         let base = prev.saturating_add(1);
         let r0 = self.floor_residual(base, q, period);
-        // A sample queued right behind its predecessor (a burst after a
-        // stall) is never the first after a loss: it was already waiting.
-        let queued = match (self.last_arrival, period) {
-            (Some(last), Some(p)) => ((q - last) as f64) < QUEUED * p,
-            _ => false,
-        };
         let (m_max, r_m) = match (r0, period) {
             (Some(r0), Some(p)) if r0 > 0.95 * p && !queued => {
                 let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
@@ -647,7 +644,7 @@ impl Estimator {
             let m = self.announced.min(m_max as u64);
             self.announced -= m;
             self.announce_age = 0;
-            return (base + m as i64, m, None);
+            return (base.saturating_add(m as i64), m, None);
         }
         let p = period.unwrap_or(1.0);
         if !self.fit.stats_valid() {
@@ -667,9 +664,9 @@ impl Estimator {
                 (self.ev_loss + PRIOR_LOSS) * g >= (self.ev_stall + PRIOR_DELAY) * h
             }
         };
-        let alt = Some((base, base + m_max));
+        let alt = Some((base, base.saturating_add(m_max)));
         if loss {
-            (base + m_max, m_max as u64, alt)
+            (base.saturating_add(m_max), m_max as u64, alt)
         } else {
             (base, 0, alt)
         }
@@ -689,14 +686,15 @@ impl Estimator {
         let Some(last) = self.last_arrival else {
             return (base, 0, None);
         };
-        let r0 = (q - last) as f64 - p;
+        let r0 = q.saturating_sub(last) as f64 - p;
         let m = (r0 / p).round();
         if queued || m < 1.0 || (r0 - m * p).abs() > 0.25 * p || self.cfg.loss_threshold == u32::MAX
         {
             return (base, 0, None);
         }
         let m = m.min((self.cfg.window.as_nanos() as f64 / p).max(1.0)) as i64;
-        (base + m, m as u64, Some((base, base + m)))
+        let n = base.saturating_add(m);
+        (n, m as u64, Some((base, n)))
     }
 
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
@@ -756,9 +754,9 @@ impl Estimator {
             };
             let early = !self.fit.stats_valid();
             let verdict = match self.floor_residual(nl.saturating_add(1), q, period) {
-                _ if early => Some(((q - pd.point.q) as f64) >= 0.5 * p),
+                _ if early => Some((q.saturating_sub(pd.point.q) as f64) >= 0.5 * p),
                 Some(r) => {
-                    if r < -0.5 * p || ((q - pd.point.q) as f64) < 0.5 * p {
+                    if r < -0.5 * p || (q.saturating_sub(pd.point.q) as f64) < 0.5 * p {
                         Some(false)
                     } else if r <= band {
                         Some(true)
