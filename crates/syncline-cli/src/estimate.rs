@@ -96,7 +96,7 @@ pub fn run(args: EstimateArgs) -> Result<(), CliError> {
                         out.int(t)?;
                         let reason = match e {
                             EstimatorError::Backwards { .. } => "backwards",
-                            _ => "overflow",
+                            _ => "invalid",
                         };
                         out.raw(b", \"rejected\": ")?;
                         out.string(reason)?;

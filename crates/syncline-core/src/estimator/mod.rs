@@ -102,9 +102,6 @@ pub enum EstimatorError {
         /// The previous accepted arrival time.
         previous: i64,
     },
-    /// The estimate does not fit in the `i64` nanosecond range.
-    #[error("the estimate overflowed the i64 nanosecond range")]
-    Overflow,
 }
 
 /// Configuration of an [`Estimator`].
@@ -510,7 +507,7 @@ impl Estimator {
         if let Some(last) = self.last_arrival {
             self.note_gap(q.saturating_sub(last), period);
         }
-        let stamp = self.estimate_at(n, q, period)?;
+        let stamp = self.estimate_at(n, q, period);
         self.pending = Some(Pending {
             point: Point { n, q, queued },
             alt,
@@ -887,28 +884,22 @@ impl Estimator {
         ReferenceOutcome::Used(n)
     }
 
-    fn estimate_at(
-        &self,
-        n: i64,
-        q: i64,
-        period: Option<f64>,
-    ) -> Result<Timestamp, EstimatorError> {
+    /// The estimate for sample `n` that arrived at `q`. Where a line's value
+    /// leaves the i64 range (times near its ends), the arrival stands.
+    fn estimate_at(&self, n: i64, q: i64, period: Option<f64>) -> Timestamp {
         if let Some(v) = self.reference_estimate(n, q, period) {
-            return Ok(Timestamp::from_nanos(v));
+            return Timestamp::from_nanos(v);
         }
         let line: Option<Line> = self.young_line().or(self
             .fit
             .active()
             .filter(|l| l.slope > 0.0 && self.fit.len() >= 2));
         let raw = match line {
-            Some(l) => {
-                let e = l.eval(n).ok_or(EstimatorError::Overflow)?;
-                if self.fit.mode == FitMode::Hull || !self.matured {
-                    e.min(q)
-                } else {
-                    e
-                }
-            }
+            Some(l) => match l.eval(n) {
+                Some(e) if self.fit.mode == FitMode::Hull || !self.matured => e.min(q),
+                Some(e) => e,
+                None => q,
+            },
             None => match self.floor_line(period).and_then(|l| l.eval(n)) {
                 Some(f) => f.min(q),
                 None => q,
@@ -918,9 +909,7 @@ impl Estimator {
             Some(o) => o.round() as i64,
             None => self.cfg.min_latency.as_nanos(),
         };
-        raw.checked_sub(latency)
-            .map(Timestamp::from_nanos)
-            .ok_or(EstimatorError::Overflow)
+        Timestamp::from_nanos(raw.saturating_sub(latency))
     }
 
     /// The reference line's value at `n`, while references are recent.
