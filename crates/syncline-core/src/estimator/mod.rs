@@ -728,7 +728,7 @@ impl Estimator {
             // Inferred: all ones up to the highest bit seen.
             None => {
                 self.max_index |= index;
-                u64::MAX >> self.max_index.leading_zeros()
+                u64::MAX.checked_shr(self.max_index.leading_zeros()).unwrap_or(0)
             }
         };
         let index = index & mask;
