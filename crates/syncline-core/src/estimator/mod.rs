@@ -47,6 +47,9 @@ use fit::{Line, LineFit, MIN_STATS_POINTS, Point};
 
 use crate::{TimeDelta, Timestamp};
 
+/// The largest ring buffer (keeps every relative coordinate and sum in
+/// range whatever `max_samples` says).
+const MAX_CAPACITY: usize = 1 << 20;
 /// Samples before the measured slope replaces the expected period.
 const YOUNG: usize = 32;
 /// Samples kept after a detected change (period step, clock step).
@@ -128,7 +131,8 @@ pub struct EstimatorConfig {
     pub counter_bits: Option<u32>,
     /// The longest history, as a multiple of `window` (default 16).
     pub history_factor: u32,
-    /// The most samples held (ring buffer capacity, default 8192).
+    /// The most samples held (ring buffer capacity, default 8192, at most
+    /// 2^20).
     pub max_samples: usize,
 }
 
@@ -319,15 +323,13 @@ impl Estimator {
             // Room for the longest history and half again: trimming by
             // age, not by capacity, sets the rebuild rhythm.
             Some(p) => {
-                usize::try_from(max_span / p.as_nanos())
-                    .unwrap_or(usize::MAX)
-                    .saturating_mul(3)
-                    / 2
-                    + 64.min(cfg.max_samples)
+                let span = usize::try_from(max_span / p.as_nanos()).unwrap_or(usize::MAX);
+                (span.saturating_mul(3) / 2).saturating_add(64)
             }
-            None => cfg.max_samples,
+            None => usize::MAX,
         }
-        .max(16);
+        .min(cfg.max_samples)
+        .clamp(16, MAX_CAPACITY);
         let fit = LineFit::new(cap);
         let refs = LineFit::new(cap);
         let st = EstimatorStatus {
@@ -728,7 +730,9 @@ impl Estimator {
             // Inferred: all ones up to the highest bit seen.
             None => {
                 self.max_index |= index;
-                u64::MAX.checked_shr(self.max_index.leading_zeros()).unwrap_or(0)
+                u64::MAX
+                    .checked_shr(self.max_index.leading_zeros())
+                    .unwrap_or(0)
             }
         };
         let index = index & mask;

@@ -443,3 +443,13 @@ fn rock_timestamper_cases() {
         }
     }
 }
+
+#[test]
+fn capacity_is_bounded_by_max_samples() {
+    let c = EstimatorConfig::new(TimeDelta::MAX).with_period(TimeDelta::from_nanos(1));
+    let e = Estimator::new(c).unwrap();
+    assert_eq!(e.status().window_capacity, 8192);
+    let mut c = EstimatorConfig::new(TimeDelta::from_secs(1));
+    c.max_samples = usize::MAX;
+    assert_eq!(Estimator::new(c).unwrap().status().window_capacity, 1 << 20);
+}
