@@ -129,7 +129,7 @@ pub struct EstimatorConfig {
     /// `None` (default) infers it: when the counter goes down, it wrapped at
     /// the power of two above the largest value seen.
     pub counter_bits: Option<u32>,
-    /// The longest history, as a multiple of `window` (default 16).
+    /// The longest history, as a multiple of `window` (default 8).
     pub history_factor: u32,
     /// The most samples held (ring buffer capacity, default 8192, at most
     /// 2^20).
@@ -145,7 +145,7 @@ impl EstimatorConfig {
             loss_threshold: 2,
             min_latency: TimeDelta::ZERO,
             counter_bits: None,
-            history_factor: 16,
+            history_factor: 8,
             max_samples: 8192,
         }
     }
