@@ -320,11 +320,11 @@ impl Estimator {
         let w = cfg.window.as_nanos();
         let max_span = w.saturating_mul(i64::from(cfg.history_factor));
         let cap = match cfg.period {
-            // Room for the longest history and half again: trimming by
-            // age, not by capacity, sets the rebuild rhythm.
+            // Room for twice the longest history: the history is trimmed by
+            // age at rebuilds (every half history), not by capacity.
             Some(p) => {
                 let span = usize::try_from(max_span / p.as_nanos()).unwrap_or(usize::MAX);
-                (span.saturating_mul(3) / 2).saturating_add(64)
+                span.saturating_mul(2).saturating_add(64)
             }
             None => usize::MAX,
         }
