@@ -45,7 +45,7 @@ impl Line {
     /// The line's value at `n`, rounded to integer ns; `None` when it does
     /// not fit in an `i64`.
     pub fn eval(&self, n: i64) -> Option<i64> {
-        self.q0.checked_add(self.offset(n)?.round() as i64)
+        self.q0.checked_add(round(self.offset(n)?))
     }
 
     /// `q − line(n)` in ns as f64 (saturating far outside the range).
@@ -65,6 +65,15 @@ impl Line {
         let dq = (i128::from(q) - i128::from(self.q0)) as f64;
         let x = (dq - self.c) / self.slope + self.n0 as f64;
         x.is_finite().then_some(x)
+    }
+}
+
+/// Rounds half away from zero to i64 (saturating), without a libm call.
+pub(crate) fn round(v: f64) -> i64 {
+    if v >= 0.0 {
+        (v + 0.5) as i64
+    } else {
+        (v - 0.5) as i64
     }
 }
 
@@ -153,7 +162,7 @@ pub(crate) struct LineFit {
     /// Lower hull vertices, relative to the anchor.
     hull: Vec<(i64, i64)>,
     hull_cnt: i64,
-    hull_sx: i128,
+    hull_sx: i64,
     /// The centroid edge's end vertex index and vertices, cached.
     edge: usize,
     edge_pts: ((i64, i64), (i64, i64)),
@@ -342,7 +351,7 @@ impl LineFit {
             hull_push_to(&mut self.hull, x, y);
         }
         self.hull_cnt += 1;
-        self.hull_sx += i128::from(x);
+        self.hull_sx = self.hull_sx.saturating_add(x);
     }
 
     /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
@@ -378,7 +387,7 @@ impl LineFit {
                 hull_push_to(&mut self.hull, x, y);
             }
             self.hull_cnt += 1;
-            self.hull_sx += i128::from(x);
+            self.hull_sx = self.hull_sx.saturating_add(x);
         }
         self.refresh_lines(false);
         // One pass: residual statistics above the new floor, and the LS sums
@@ -510,11 +519,11 @@ impl LineFit {
         } else {
             // The edge whose end is the first vertex at or right of the
             // centroid: walk from the previous edge (it moves rarely).
-            let (sx, cnt) = (self.hull_sx, self.hull_cnt);
-            let small = cnt < 1 << 21 && sx.unsigned_abs() < 1 << 62;
+            let (sx, cnt) = (i128::from(self.hull_sx), self.hull_cnt);
+            let small = cnt < 1 << 21;
             let left_of = |x: i64| {
                 if small && x.unsigned_abs() < 1 << 40 {
-                    ((x * cnt) as i128) < sx
+                    i128::from(x * cnt) < sx
                 } else {
                     i128::from(x) * i128::from(cnt) < sx
                 }

@@ -43,7 +43,7 @@ mod fit;
 use serde::{Deserialize, Serialize};
 
 pub use fit::FitMode;
-use fit::{Line, LineFit, MIN_STATS_POINTS, Point};
+use fit::{Line, LineFit, MIN_STATS_POINTS, Point, round};
 
 use crate::{TimeDelta, Timestamp};
 
@@ -910,7 +910,7 @@ impl Estimator {
             },
         };
         let latency = match self.ref_offset {
-            Some(o) => o.round() as i64,
+            Some(o) => round(o),
             None => self.cfg.min_latency.as_nanos(),
         };
         Timestamp::from_nanos(raw.saturating_sub(latency))
