@@ -72,7 +72,7 @@ const STALL_SPREAD: f64 = 10.0;
 /// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
 /// a delay (sensors mostly do not lose samples); one confirmed loss is
 /// enough to turn well-fitting gaps into losses.
-const PRIOR_LOSS: f64 = 0.02;
+const PRIOR_LOSS: f64 = 0.001;
 const PRIOR_DELAY: f64 = 5.0;
 /// Evidence is halved when it exceeds this, so it follows changes.
 const EVIDENCE_CAP: f64 = 64.0;
