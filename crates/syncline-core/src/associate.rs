@@ -48,6 +48,11 @@ fn sorted_finite(stamps: &[f64]) -> Vec<usize> {
     idx
 }
 
+/// `x < limit`, false when either is NaN (as in Python).
+fn below(x: f64, limit: f64) -> bool {
+    x < limit
+}
+
 /// Every pair with `|a - (b + offset)| < max_difference`, found with a
 /// sliding window over both sorted lists. `a`/`b` of the candidates are
 /// positions in the sorted index lists `sa`/`sb`.
@@ -66,12 +71,12 @@ fn candidates(
         let a = first[i];
         // `a - c` falls as `c` rises: skip the partners that are too early
         // (for this and every later `a`), then take them until one is too late.
-        while shifted.get(lo).is_some_and(|&c| !(a - c < max_difference)) {
+        while shifted.get(lo).is_some_and(|&c| !below(a - c, max_difference)) {
             lo += 1;
         }
         for (pb, &c) in shifted.iter().enumerate().skip(lo) {
             let diff = (a - c).abs();
-            if !(diff < max_difference) {
+            if !below(diff, max_difference) {
                 break;
             }
             out.push(Candidate { diff, a: pa, b: pb });
