@@ -71,7 +71,10 @@ fn candidates(
         let a = first[i];
         // `a - c` falls as `c` rises: skip the partners that are too early
         // (for this and every later `a`), then take them until one is too late.
-        while shifted.get(lo).is_some_and(|&c| !below(a - c, max_difference)) {
+        while shifted
+            .get(lo)
+            .is_some_and(|&c| !below(a - c, max_difference))
+        {
             lo += 1;
         }
         for (pb, &c) in shifted.iter().enumerate().skip(lo) {
