@@ -122,12 +122,18 @@ impl<T: Interpolate, const N: usize> Interpolate for [T; N] {
 /// The fraction of the way `t` lies from `t0` to `t1` (`t0 < t1`), computed
 /// from exact integer differences.
 pub(crate) fn fraction(t0: i64, t: i64, t1: i64) -> f64 {
-    let num = t as i128 - t0 as i128;
-    let den = t1 as i128 - t0 as i128;
-    if den <= 0 {
+    let (num, den) = match (t.checked_sub(t0), t1.checked_sub(t0)) {
+        (Some(num), Some(den)) => (num as f64, den as f64),
+        // Spans beyond ±292 years: exact in i128, rare, slower.
+        _ => (
+            (t as i128 - t0 as i128) as f64,
+            (t1 as i128 - t0 as i128) as f64,
+        ),
+    };
+    if den <= 0.0 {
         return 0.0;
     }
-    (num as f64 / den as f64).clamp(0.0, 1.0)
+    (num / den).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]
