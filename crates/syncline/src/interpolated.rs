@@ -609,6 +609,60 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// With every secondary sample available at once, each pivot gets
+        /// exactly what a lookup buffer holding the whole stream answers, and
+        /// every pivot is accounted for.
+        #[test]
+        fn matches_the_lookup_buffer_and_conserves_pivots(
+            samples in proptest::collection::vec((0i64..200, -5.0f64..5.0), 0..40),
+            pivots in proptest::collection::vec(-10i64..210, 0..20),
+            cap in 1usize..50,
+            drop_missing in proptest::bool::ANY,
+        ) {
+            let config = BufferConfig::new(cap).max_gap(TimeDelta::from_millis(30));
+            let mut reference = LookupBuffer::new(config);
+            for &(t, v) in &samples {
+                reference.insert(ms(t), v);
+            }
+            let policy = if drop_missing { OnMissing::Drop } else { OnMissing::Yield };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let (out, status) = rt.block_on(async {
+                let secondary = futures::stream::iter(samples.clone())
+                    .map(|(t, v)| Stamped::new(ms(t), v));
+                let mut s = interpolated(
+                    futures::stream::iter(pivots.iter().map(|&t| ms(t))),
+                    (Secondary::new(secondary, config),),
+                    TokioClock::starting_at(Timestamp::EPOCH),
+                    PivotConfig::new(TimeDelta::from_millis(10)).on_missing(policy),
+                );
+                let out: Vec<_> = (&mut s).collect().await;
+                (out, s.status())
+            });
+            let mut expected = Vec::new();
+            for &t in &pivots {
+                let want = match reference.interpolate(ms(t)) {
+                    Err(LookupError::Empty | LookupError::AfterNewest { .. }) => {
+                        Err(AtPivotError::Ended { query: ms(t), newest: reference.newest().map(|s| s.stamp) })
+                    }
+                    r => r.map_err(AtPivotError::from),
+                };
+                if want.is_ok() || policy == OnMissing::Yield {
+                    expected.push((ms(t), want));
+                }
+            }
+            let got: Vec<_> = out.into_iter().map(|a| (a.stamp, a.values.0)).collect();
+            proptest::prop_assert_eq!(got, expected);
+            proptest::prop_assert_eq!(status.pivots, pivots.len() as u64);
+            proptest::prop_assert_eq!(status.complete + status.partial + status.dropped, status.pivots);
+            proptest::prop_assert_eq!(status.buffers[0], reference.status());
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn ended_streams_gaps_and_nan_are_reported() {
         let clock = TokioClock::starting_at(Timestamp::EPOCH);
