@@ -6,7 +6,7 @@
 use divan::{Bencher, black_box};
 use glam::DQuat;
 use syncline::core::associate::{associate_greedy, associate_optimal};
-use syncline::core::interp::{BufferConfig, LookupBuffer};
+use syncline::core::interp::{BufferConfig, Interpolate, LookupBuffer};
 use syncline::{TimeDelta, Timestamp};
 
 const PERIOD_NS: i64 = 5_000_000; // 200 Hz
@@ -39,40 +39,33 @@ fn insert_in_order_full(bencher: Bencher) {
     });
 }
 
-/// Interpolated `f64` at a time inside the span.
+/// Interpolation at random times inside the span of a full buffer.
+fn bench_interpolate<T: Interpolate + Clone>(bencher: Bencher, value: impl Fn(i64) -> T) {
+    let b = full_buffer(value);
+    let q = queries();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % q.len();
+        black_box(b.interpolate(q[i]).ok())
+    });
+}
+
+/// Interpolated `f64`.
 #[divan::bench]
 fn interpolate_f64(bencher: Bencher) {
-    let b = full_buffer(|k| k as f64);
-    let q = queries();
-    let mut i = 0;
-    bencher.bench_local(|| {
-        i = (i + 1) % q.len();
-        black_box(b.interpolate(q[i]).ok())
-    });
+    bench_interpolate(bencher, |k| k as f64);
 }
 
-/// Interpolated `[f64; 3]` at a time inside the span.
+/// Interpolated `[f64; 3]`.
 #[divan::bench]
 fn interpolate_vec3(bencher: Bencher) {
-    let b = full_buffer(|k| [k as f64, 1.0, -(k as f64)]);
-    let q = queries();
-    let mut i = 0;
-    bencher.bench_local(|| {
-        i = (i + 1) % q.len();
-        black_box(b.interpolate(q[i]).ok())
-    });
+    bench_interpolate(bencher, |k| [k as f64, 1.0, -(k as f64)]);
 }
 
-/// Slerped `glam::DQuat` at a time inside the span.
+/// Slerped `glam::DQuat`.
 #[divan::bench]
 fn interpolate_dquat(bencher: Bencher) {
-    let b = full_buffer(|k| DQuat::from_rotation_z(k as f64 * 0.01));
-    let q = queries();
-    let mut i = 0;
-    bencher.bench_local(|| {
-        i = (i + 1) % q.len();
-        black_box(b.interpolate(q[i]).ok())
-    });
+    bench_interpolate(bencher, |k| DQuat::from_rotation_z(k as f64 * 0.01));
 }
 
 /// Two 30 Hz lists of 10,000 jittered stamps (seconds).

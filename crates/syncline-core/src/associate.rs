@@ -53,17 +53,17 @@ fn below(x: f64, limit: f64) -> bool {
     x < limit
 }
 
-/// Every pair with `|a - (b + offset)| < max_difference`, found with a
-/// sliding window over both sorted lists. `a`/`b` of the candidates are
-/// positions in the sorted index lists `sa`/`sb`.
+/// The finite stamps of both lists as sorted index lists `sa`, `sb`, and
+/// every pair with `|a - (b + offset)| < max_difference`, found with a
+/// sliding window over them; `a`/`b` of a candidate are positions in
+/// `sa`/`sb`.
 fn candidates(
     first: &[f64],
     second: &[f64],
-    sa: &[usize],
-    sb: &[usize],
     offset: f64,
     max_difference: f64,
-) -> Vec<Candidate> {
+) -> (Vec<usize>, Vec<usize>, Vec<Candidate>) {
+    let (sa, sb) = (sorted_finite(first), sorted_finite(second));
     let shifted: Vec<f64> = sb.iter().map(|&j| second[j] + offset).collect();
     let mut out = Vec::new();
     let mut lo = 0;
@@ -85,7 +85,7 @@ fn candidates(
             out.push(Candidate { diff, a: pa, b: pb });
         }
     }
-    out
+    (sa, sb, out)
 }
 
 /// The TUM `associate.py` matching: greedy by smallest `|a - (b + offset)|`
@@ -97,8 +97,7 @@ pub fn associate_greedy(
     offset: f64,
     max_difference: f64,
 ) -> Vec<(usize, usize)> {
-    let (sa, sb) = (sorted_finite(first), sorted_finite(second));
-    let mut cands = candidates(first, second, &sa, &sb, offset, max_difference);
+    let (sa, sb, mut cands) = candidates(first, second, offset, max_difference);
     // Positions in the sorted lists order like the stamps themselves.
     cands.sort_by(|x, y| {
         x.diff
@@ -188,9 +187,8 @@ pub fn associate_optimal(
     offset: f64,
     max_difference: f64,
 ) -> Vec<(usize, usize)> {
-    let (sa, sb) = (sorted_finite(first), sorted_finite(second));
     // Candidates come out grouped by `a` (ascending), `b` ascending within.
-    let cands = candidates(first, second, &sa, &sb, offset, max_difference);
+    let (sa, sb, cands) = candidates(first, second, offset, max_difference);
     let mut tree = PrefixBest(vec![Score::EMPTY; sb.len() + 1]);
     // prev[k]: the candidate before candidate k in its best matching.
     let mut prev = vec![usize::MAX; cands.len()];
