@@ -3,8 +3,8 @@
 //! prints (`--method greedy`, the default) or an optimal non-crossing
 //! matching (`--method optimal`).
 //!
-//! Parsing follows `read_file_list` of the script: `,` and tabs become
-//! spaces; empty lines and lines whose first character is `#` are skipped;
+//! Parsing follows `read_file_list` of the script under Python 3: `\r\n`
+//! and `\r` end lines (text mode), `,` and tabs become spaces; empty lines and lines whose first character is `#` are skipped;
 //! tokens are split on spaces and stripped; lines with fewer than two tokens
 //! are skipped; the first token is the stamp in float seconds; a repeated
 //! stamp keeps its first place and its last line's data. One deliberate
@@ -74,6 +74,8 @@ fn py_strip(s: &str) -> &str {
 
 /// Parses a TUM list like `read_file_list` of `associate.py`.
 fn parse_tum(file: &str, text: &str) -> Result<TumList, CliError> {
+    // Python 3's text mode reads `\r\n` and `\r` as line ends.
+    let text = text.replace("\r\n", "\n").replace(['\r'], "\n");
     let text = text.replace([',', '\t'], " ");
     let mut list = TumList::default();
     // Python dict semantics: equal keys (0.0 == -0.0) merge; NaN never does.
@@ -190,8 +192,9 @@ mod tests {
         assert_eq!(l.stamps, [1.5, 2.0, -0.0]);
         assert_eq!(l.data, ["x", "d", "y"]);
         // A header before any data is skipped; after data it is an error.
-        let l = parse_tum("f", "timestamp filename\n1 a\r\n").unwrap();
-        assert_eq!((l.stamps, l.data), (vec![1.0], vec!["a".to_string()]));
+        let l = parse_tum("f", "timestamp filename\n1 a\r\n2 b\r#3 c\r4 d").unwrap();
+        assert_eq!(l.stamps, [1.0, 2.0, 4.0]);
+        assert_eq!(l.data, ["a", "b", "d"]);
         let e = parse_tum("f", "1 a\n\nx b\n").unwrap_err();
         assert_eq!(e.to_string(), "f:3: stamp \"x\" is not a number");
         assert_eq!(e.exit_code(), 2);
