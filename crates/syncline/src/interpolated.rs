@@ -66,8 +66,8 @@ use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 
 use crate::clock::{Clock, ClockSleep};
 
-/// Samples taken from one secondary stream per poll at most, so that a
-/// stream that is always ready cannot starve the others.
+/// Samples taken from one secondary stream (and pivots dropped) per poll at
+/// most, so that a stream that is always ready cannot starve the others.
 const DRAIN_LIMIT: usize = 1024;
 
 /// Why a secondary stream has no value at a pivot's stamp.
@@ -429,7 +429,14 @@ where
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
         this.secondaries.drain(cx);
+        // Pivots dropped in this poll: past the budget, yield to the
+        // scheduler so that a stream of droppable pivots cannot spin.
+        let mut dropped_here = 0;
         loop {
+            if dropped_here >= DRAIN_LIMIT {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
             if this.current.is_none() {
                 if *this.pivots_ended {
                     return Poll::Ready(None);
@@ -483,6 +490,7 @@ where
                 }
                 OnMissing::Drop => {
                     this.status.dropped += 1;
+                    dropped_here += 1;
                     tracing::debug!(%stamp, "pivot dropped: missing values");
                 }
             }
@@ -607,6 +615,25 @@ mod tests {
             assert_eq!(s.complete + s.partial + s.dropped, s.pivots);
             drop(itx);
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn many_dropped_pivots_yield_to_the_scheduler_and_are_counted() {
+        let empty = futures::stream::iter(Vec::<Stamped<f64>>::new());
+        let mut out = interpolated(
+            futures::stream::iter((0..3000).map(ms)),
+            (Secondary::new(empty, BufferConfig::new(1)),),
+            TokioClock::starting_at(Timestamp::EPOCH),
+            PivotConfig::new(TimeDelta::ZERO).on_missing(OnMissing::Drop),
+        );
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        // The first poll stops after the budget instead of spinning through all.
+        assert!(Pin::new(&mut out).poll_next(&mut cx).is_pending());
+        assert_eq!(out.status().dropped, DRAIN_LIMIT as u64);
+        assert!((&mut out).collect::<Vec<_>>().await.is_empty());
+        let s = out.status();
+        assert_eq!((s.pivots, s.dropped, s.missing.ended), (3000, 3000, 3000));
     }
 
     proptest::proptest! {
