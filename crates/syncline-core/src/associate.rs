@@ -335,6 +335,31 @@ mod tests {
         }
 
         #[test]
+        fn optimal_matches_the_quadratic_dp(
+            a in stamps(60), b in stamps(60), d in (1u32..128).prop_map(|k| k as f64 / 64.0),
+        ) {
+            // The textbook O(N·M) table over the sorted lists: (pairs, cost).
+            let mut sa = a.clone(); sa.sort_by(f64::total_cmp);
+            let mut sb = b.clone(); sb.sort_by(f64::total_cmp);
+            let better = |x: (usize, f64), y: (usize, f64)| x.0 > y.0 || (x.0 == y.0 && x.1 < y.1);
+            let mut f = vec![vec![(0usize, 0.0f64); sb.len() + 1]; sa.len() + 1];
+            for i in 1..=sa.len() {
+                for j in 1..=sb.len() {
+                    let mut best = f[i - 1][j];
+                    if better(f[i][j - 1], best) { best = f[i][j - 1]; }
+                    let diff = (sa[i - 1] - sb[j - 1]).abs();
+                    let with = (f[i - 1][j - 1].0 + 1, f[i - 1][j - 1].1 + diff);
+                    if diff < d && better(with, best) { best = with; }
+                    f[i][j] = best;
+                }
+            }
+            let (n, cost) = f[sa.len()][sb.len()];
+            let o = associate_optimal(&a, &b, 0.0, d);
+            prop_assert_eq!(o.len(), n);
+            prop_assert!((total(&a, &b, 0.0, &o) - cost).abs() < 1e-9);
+        }
+
+        #[test]
         fn greedy_matches_the_quadratic_reference(
             a in stamps(12), b in stamps(12),
             d in (1u32..64).prop_map(|k| k as f64 / 64.0),
