@@ -111,7 +111,8 @@ pub enum OnMissing {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PivotConfig {
     /// How long (on the clock, from the pivot's arrival) to wait for the
-    /// secondary samples that bracket a pivot's stamp.
+    /// secondary samples that bracket a pivot's stamp. Zero or negative:
+    /// never wait.
     pub timeout: TimeDelta,
     /// What to do with a pivot whose values are not all available.
     pub on_missing: OnMissing,

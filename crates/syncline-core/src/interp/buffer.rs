@@ -112,7 +112,8 @@ pub struct BufferConfig {
     /// Samples held at most (at least 1); preallocated.
     pub capacity: usize,
     /// The largest distance between two bracketing samples that
-    /// [`LookupBuffer::interpolate`] interpolates across (`None`: any).
+    /// [`LookupBuffer::interpolate`] interpolates across (`None`: any; a
+    /// negative gap refuses every bracket, exact hits still answer).
     pub max_gap: Option<TimeDelta>,
     /// Handling of samples older than the newest held one.
     pub on_out_of_order: OnOutOfOrder,
