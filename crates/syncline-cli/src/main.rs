@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod associate;
 mod error;
 mod input;
 mod output;
@@ -25,10 +26,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Associate two TUM-format timestamp lists (like TUM's associate.py).
+    Associate(associate::AssociateArgs),
+}
 
 fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Associate(args) => associate::run(args),
+    }
 }
 
 fn main() -> ExitCode {

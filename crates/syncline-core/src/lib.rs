@@ -20,6 +20,8 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod associate;
+pub mod interp;
 pub mod stamped;
 pub mod time;
 
