@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod error;
 mod input;
 mod output;
+mod sync;
 
 pub use error::CliError;
 
@@ -25,10 +26,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Multi-topic synchronizers: ApproximateTime, ExactTime, LatestTime.
+    Sync(sync::SyncArgs),
+}
 
 fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Sync(args) => sync::run(args),
+    }
 }
 
 fn main() -> ExitCode {

@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 pub mod stamped;
+pub mod sync;
 pub mod time;
 
 pub use stamped::{HasStamp, Stamped};

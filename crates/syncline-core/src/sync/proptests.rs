@@ -1,0 +1,1 @@
+//! Property tests of the synchronizers on random input.
