@@ -4,7 +4,7 @@
 use clap::Args;
 use syncline::core::sync::{
     ApproximateConfig, ApproximateTime, ExactConfig, ExactTime, LatestConfig, LatestTime, Output,
-    StallAction, StallConfig,
+    StallAction, StallConfig, SyncPolicy,
 };
 use syncline::{TimeDelta, Timestamp};
 
@@ -149,53 +149,6 @@ fn approximate_config(a: &SyncArgs, topics: &[String]) -> Result<ApproximateConf
     Ok(c)
 }
 
-/// The three policies behind one interface, messages being row ids.
-trait Driver {
-    fn push(&mut self, topic: usize, stamp: i64, id: u64, arrival: i64);
-    fn poll(&mut self) -> Option<Output<'_, u64>>;
-    fn finish(&mut self);
-}
-
-impl Driver for ApproximateTime<u64> {
-    #[inline]
-    fn push(&mut self, topic: usize, stamp: i64, id: u64, _: i64) {
-        // `topic` comes from the topic list, so it is always known.
-        let _ = ApproximateTime::push(self, topic, Timestamp::from_nanos(stamp), id);
-    }
-    #[inline]
-    fn poll(&mut self) -> Option<Output<'_, u64>> {
-        ApproximateTime::poll(self)
-    }
-    fn finish(&mut self) {
-        ApproximateTime::finish(self)
-    }
-}
-
-impl Driver for ExactTime<u64> {
-    fn push(&mut self, topic: usize, stamp: i64, id: u64, _: i64) {
-        let _ = ExactTime::push(self, topic, Timestamp::from_nanos(stamp), id);
-    }
-    fn poll(&mut self) -> Option<Output<'_, u64>> {
-        ExactTime::poll(self)
-    }
-    fn finish(&mut self) {
-        ExactTime::finish(self)
-    }
-}
-
-impl Driver for LatestTime<u64> {
-    fn push(&mut self, topic: usize, stamp: i64, id: u64, arrival: i64) {
-        let (s, a) = (Timestamp::from_nanos(stamp), Timestamp::from_nanos(arrival));
-        let _ = LatestTime::push(self, topic, s, id, a);
-    }
-    fn poll(&mut self) -> Option<Output<'_, u64>> {
-        LatestTime::poll(self)
-    }
-    fn finish(&mut self) {
-        LatestTime::finish(self)
-    }
-}
-
 /// Runs `syncline sync`.
 pub fn run(args: SyncArgs) -> Result<(), CliError> {
     let topics = parse_topics(&args.topics)?;
@@ -251,8 +204,8 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
     result.and(flushed)
 }
 
-fn drive<D: Driver>(
-    sync: &mut D,
+fn drive<P: SyncPolicy<u64>>(
+    sync: &mut P,
     topics: &[String],
     input: &mut CsvInput,
     out: &mut Out,
@@ -273,15 +226,21 @@ fn drive<D: Driver>(
             Some(c) => input.i64_cell(c, pos)?.unwrap_or(stamp),
             None => stamp,
         };
-        sync.push(topic, stamp, pos.id, arrival);
+        let (stamp, arrival) = (Timestamp::from_nanos(stamp), Timestamp::from_nanos(arrival));
+        // `topic` comes from the topic list, so it is always known.
+        let _ = sync.push_at(topic, stamp, pos.id, arrival);
         write_outputs(sync, pos.id, out)?;
     }
-    sync.finish();
+    sync.finish_input();
     write_outputs(sync, 0, out)
 }
 
-fn write_outputs<D: Driver>(sync: &mut D, trigger: u64, out: &mut Out) -> Result<(), CliError> {
-    while let Some(o) = sync.poll() {
+fn write_outputs<P: SyncPolicy<u64>>(
+    sync: &mut P,
+    trigger: u64,
+    out: &mut Out,
+) -> Result<(), CliError> {
+    while let Some(o) = sync.poll_output() {
         match o {
             Output::Set(set) => {
                 out.raw(b"{\"trigger\": ")?;

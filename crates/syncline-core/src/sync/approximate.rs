@@ -357,6 +357,12 @@ impl<M> ApproximateTime<M> {
 
     outbox_methods!();
 
+    /// Messages of `topic` currently held.
+    pub fn held_of(&self, topic: usize) -> usize {
+        self.deque.get(topic).map_or(0, VecDeque::len)
+            + self.past.get(topic).map_or(0, VecDeque::len)
+    }
+
     /// The end of the input: every message still held is dropped with
     /// reason [`DropReason::End`] (topic by topic, in arrival order).
     pub fn finish(&mut self) {

@@ -174,6 +174,14 @@ impl<M> ExactTime<M> {
 
     outbox_methods!();
 
+    /// Messages of `topic` currently held.
+    pub fn held_of(&self, topic: usize) -> usize {
+        self.pending
+            .iter()
+            .filter(|p| p.members.get(topic).is_some_and(Option::is_some))
+            .count()
+    }
+
     /// The end of the input: every pending message is dropped with reason
     /// [`DropReason::End`], oldest stamp first.
     pub fn finish(&mut self) {

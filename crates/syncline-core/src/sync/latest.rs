@@ -285,6 +285,13 @@ impl<M: Clone> LatestTime<M> {
 
     outbox_methods!();
 
+    /// Messages of `topic` currently held.
+    pub fn held_of(&self, topic: usize) -> usize {
+        self.latest
+            .get(topic)
+            .map_or(0, |h| usize::from(h.is_some()))
+    }
+
     /// The end of the input: the latest messages never part of a set are
     /// dropped with reason [`DropReason::End`].
     pub fn finish(&mut self) {

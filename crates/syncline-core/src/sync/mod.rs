@@ -170,6 +170,14 @@ pub enum ConfigError {
         /// The number of topics.
         topics: usize,
     },
+    /// The number of inputs differs from the configured number of topics.
+    #[error("{inputs} inputs for a synchronizer configured with {topics} topics")]
+    TopicCount {
+        /// Topics in the configuration.
+        topics: usize,
+        /// Inputs given.
+        inputs: usize,
+    },
     /// A rate setting of LatestTime is not a finite number in its range.
     #[error("invalid rate setting: {0}")]
     Rate(&'static str),
@@ -188,6 +196,61 @@ pub enum SyncError {
         topics: usize,
     },
 }
+
+/// The three policies behind one interface, for drivers that are generic
+/// over the policy (the async shell, the CLI). `receipt` is the receipt
+/// time; only [`LatestTime`] uses it.
+pub trait SyncPolicy<M> {
+    /// `push` of the policy.
+    fn push_at(
+        &mut self,
+        topic: usize,
+        stamp: crate::Timestamp,
+        msg: M,
+        receipt: crate::Timestamp,
+    ) -> Result<(), SyncError>;
+    /// `poll` of the policy: sets and drop reports in emission order.
+    fn poll_output(&mut self) -> Option<Output<'_, M>>;
+    /// `finish` of the policy: everything held is dropped as `end`.
+    fn finish_input(&mut self);
+    /// `status` of the policy.
+    fn sync_status(&self) -> SyncStatus;
+    /// Messages of `topic` currently held (may still become part of a set).
+    fn held(&self, topic: usize) -> usize;
+}
+
+macro_rules! policy_impl {
+    ($ty:ident, $($bound:path)?, |$s:ident, $t:ident, $st:ident, $m:ident, $r:ident| $push:expr) => {
+        impl<M $(: $bound)?> SyncPolicy<M> for $ty<M> {
+            fn push_at(
+                &mut self,
+                $t: usize,
+                $st: crate::Timestamp,
+                $m: M,
+                $r: crate::Timestamp,
+            ) -> Result<(), SyncError> {
+                let $s = self;
+                $push
+            }
+            fn poll_output(&mut self) -> Option<Output<'_, M>> {
+                self.poll()
+            }
+            fn finish_input(&mut self) {
+                self.finish()
+            }
+            fn sync_status(&self) -> SyncStatus {
+                self.status()
+            }
+            fn held(&self, topic: usize) -> usize {
+                self.held_of(topic)
+            }
+        }
+    };
+}
+
+policy_impl!(ApproximateTime, , |s, t, st, m, _r| s.push(t, st, m));
+policy_impl!(ExactTime, , |s, t, st, m, _r| s.push(t, st, m));
+policy_impl!(LatestTime, Clone, |s, t, st, m, r| s.push(t, st, m, r));
 
 fn check_topic(topic: usize, topics: usize) -> Result<(), SyncError> {
     if topic < topics {
