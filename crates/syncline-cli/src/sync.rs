@@ -49,6 +49,10 @@ pub struct SyncArgs {
     /// Report every message that leaves without being in a set.
     #[arg(long)]
     report_drops: bool,
+    /// After the last row, print the synchronizer's counters as one line
+    /// `{"status": {...}}` (sets, drops by reason, messages held).
+    #[arg(long)]
+    status: bool,
     /// Write to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     output: Option<String>,
@@ -165,11 +169,19 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
             forbid(flag, given, policy)?;
         }
     }
-    let mut driver: Box<dyn FnMut(&mut CsvInput, &mut Out) -> Result<(), CliError>> = match policy {
+    let run = |policy: &mut dyn FnMut(&mut CsvInput, &mut Out) -> Result<(), CliError>| {
+        let mut input = CsvInput::open(&args.input)?;
+        let mut out = Out::open(args.output.as_deref())?;
+        let result = policy(&mut input, &mut out);
+        let flushed = out.flush();
+        result.and(flushed)
+    };
+    let status = args.status;
+    match policy {
         "approximate" => {
             let mut s = ApproximateTime::new(approximate_config(&args, &topics)?)
                 .map_err(|e| CliError::flag("--policy approximate", e.to_string()))?;
-            Box::new(move |i, o| drive(&mut s, &topics, i, o))
+            run(&mut |i, o| drive(&mut s, &topics, status, i, o))
         }
         "exact" => {
             let q = match &args.queue_size {
@@ -181,32 +193,26 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
                 .report_drops(args.report_drops);
             let mut s = ExactTime::new(config)
                 .map_err(|e| CliError::flag("--policy exact", e.to_string()))?;
-            Box::new(move |i, o| drive(&mut s, &topics, i, o))
+            run(&mut |i, o| drive(&mut s, &topics, status, i, o))
         }
         "latest" => {
             forbid("--queue-size", args.queue_size.is_some(), "latest")?;
             let config = LatestConfig::new(topics.len()).report_drops(args.report_drops);
             let mut s = LatestTime::new(config)
                 .map_err(|e| CliError::flag("--policy latest", e.to_string()))?;
-            Box::new(move |i, o| drive(&mut s, &topics, i, o))
+            run(&mut |i, o| drive(&mut s, &topics, status, i, o))
         }
-        other => {
-            return Err(CliError::flag(
-                "--policy",
-                format!("`{other}` is not approximate, exact or latest"),
-            ));
-        }
-    };
-    let mut input = CsvInput::open(&args.input)?;
-    let mut out = Out::open(args.output.as_deref())?;
-    let result = driver(&mut input, &mut out);
-    let flushed = out.flush();
-    result.and(flushed)
+        other => Err(CliError::flag(
+            "--policy",
+            format!("`{other}` is not approximate, exact or latest"),
+        )),
+    }
 }
 
 fn drive<P: SyncPolicy<u64>>(
     sync: &mut P,
     topics: &[String],
+    status: bool,
     input: &mut CsvInput,
     out: &mut Out,
 ) -> Result<(), CliError> {
@@ -229,14 +235,21 @@ fn drive<P: SyncPolicy<u64>>(
         let (stamp, arrival) = (Timestamp::from_nanos(stamp), Timestamp::from_nanos(arrival));
         // `topic` comes from the topic list, so it is always known.
         let _ = sync.push_at(topic, stamp, pos.id, arrival);
-        write_outputs(sync, pos.id, out)?;
+        write_outputs(sync, topics, pos.id, out)?;
     }
     sync.finish_input();
-    write_outputs(sync, 0, out)
+    write_outputs(sync, topics, 0, out)?;
+    if status {
+        out.raw(b"{\"status\": ")?;
+        out.json(&sync.sync_status())?;
+        out.raw(b"}\n")?;
+    }
+    Ok(())
 }
 
 fn write_outputs<P: SyncPolicy<u64>>(
     sync: &mut P,
+    topics: &[String],
     trigger: u64,
     out: &mut Out,
 ) -> Result<(), CliError> {
@@ -272,7 +285,9 @@ fn write_outputs<P: SyncPolicy<u64>>(
                 out.int(d.message.value)?;
                 out.raw(b", \"reason\": \"")?;
                 out.raw(d.reason.as_str().as_bytes())?;
-                out.raw(b"\"}\n")?;
+                out.raw(b"\", \"topic\": ")?;
+                out.string(topics.get(d.topic).map_or("", String::as_str))?;
+                out.raw(b"}\n")?;
             }
         }
     }

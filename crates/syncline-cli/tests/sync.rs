@@ -50,10 +50,10 @@ fn approximate_sets_triggers_and_drop_reports() {
     assert_eq!(
         out,
         "{\"trigger\": 2, \"ids\": [1, 0], \"stamps_ns\": [1, 0]}\n\
-         {\"dropped\": 2, \"reason\": \"skipped\"}\n\
-         {\"dropped\": 3, \"reason\": \"skipped\"}\n\
+         {\"dropped\": 2, \"reason\": \"skipped\", \"topic\": \"a\"}\n\
+         {\"dropped\": 3, \"reason\": \"skipped\", \"topic\": \"a\"}\n\
          {\"trigger\": 5, \"ids\": [4, 5], \"stamps_ns\": [5, 6]}\n\
-         {\"dropped\": 6, \"reason\": \"end\"}\n"
+         {\"dropped\": 6, \"reason\": \"end\", \"topic\": \"b\"}\n"
     );
 }
 
@@ -125,9 +125,24 @@ fn stall_timeout_partial_sets_print_null() {
         input,
     );
     assert!(
-        out.starts_with("{\"dropped\": 0, \"reason\": \"stalled\"}\n"),
+        out.starts_with("{\"dropped\": 0, \"reason\": \"stalled\", \"topic\": \"a\"}\n"),
         "{out}"
     );
+}
+
+#[test]
+fn status_line_counts_everything() {
+    let (code, out, _) = sync(
+        &["--policy", "approximate", "--topics", "a,b", "--status"],
+        IMPERFECT,
+    );
+    assert_eq!(code, 0);
+    let last: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let st = &last["status"];
+    assert_eq!(st["pushed"], 7);
+    assert_eq!(st["sets"], 2);
+    assert_eq!(st["dropped"]["skipped"], 2);
+    assert_eq!(st["dropped"]["end"], 1);
 }
 
 #[test]
@@ -140,9 +155,9 @@ fn exact_policy_with_drops() {
     assert_eq!(code, 0);
     assert_eq!(
         out,
-        "{\"dropped\": 0, \"reason\": \"replaced\"}\n\
+        "{\"dropped\": 0, \"reason\": \"replaced\", \"topic\": \"x\"}\n\
          {\"trigger\": 3, \"ids\": [2, 3], \"stamps_ns\": [5, 5]}\n\
-         {\"dropped\": 1, \"reason\": \"skipped\"}\n"
+         {\"dropped\": 1, \"reason\": \"skipped\", \"topic\": \"y\"}\n"
     );
     let (code, _, err) = sync(&["--policy", "exact", "--topics", "x,y"], input);
     assert_eq!(code, 2);

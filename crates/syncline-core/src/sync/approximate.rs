@@ -511,7 +511,7 @@ impl<M> ApproximateTime<M> {
             .map_or(0, |m| i128::from(m.stamp.as_nanos()))
     }
 
-    fn to_past(&mut self, i: usize) {
+    fn step_over(&mut self, i: usize) {
         if let Some(m) = self.deque[i].pop_front() {
             self.past[i].push_back(m);
             if self.deque[i].is_empty() {
@@ -591,14 +591,14 @@ impl<M> ApproximateTime<M> {
                     self.make_candidate(s_t, e_t);
                     self.pivot = Some(e_i);
                     self.pivot_time = e_t;
-                    self.to_past(s_i);
+                    self.step_over(s_i);
                     e_i
                 }
                 Some(p) => {
                     if self.scaled(e_t - self.cand_end) < s_t - self.cand_start {
                         self.make_candidate(s_t, e_t);
                     }
-                    self.to_past(s_i);
+                    self.step_over(s_i);
                     p
                 }
             };
@@ -646,7 +646,7 @@ impl<M> ApproximateTime<M> {
                 self.recount();
                 return;
             }
-            self.to_past(vs_i);
+            self.step_over(vs_i);
             self.moves[vs_i] += 1;
         }
     }

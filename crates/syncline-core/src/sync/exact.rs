@@ -61,7 +61,7 @@ struct Tuple<M> {
 /// sync.push(1, t(5), 'b').unwrap();
 /// let set = sync.poll_set().unwrap();
 /// assert_eq!((set.get(0).unwrap().value, set.get(1).unwrap().value), ('a', 'b'));
-/// drop(set);
+/// let _ = set;
 /// // 'x' (stamp 4) is older than the set just emitted: dropped as skipped.
 /// assert_eq!(sync.status().dropped.skipped, 1);
 /// ```
@@ -241,7 +241,6 @@ mod tests {
         let set = s.poll_set().unwrap();
         let ids: Vec<i32> = set.members().iter().flatten().map(|m| m.value).collect();
         assert_eq!(ids, vec![2, 1, 3]);
-        drop(set);
         assert_eq!(drain_drops(&mut s), vec![(0, DropReason::Skipped)]);
         assert_eq!(s.last_signal_time(), Some(t1()));
     }

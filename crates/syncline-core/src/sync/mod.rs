@@ -18,7 +18,7 @@
 //! let set = sync.poll_set().unwrap();
 //! assert_eq!(set.get(0).unwrap().value, "a0");
 //! assert_eq!(set.get(1).unwrap().value, "b0");
-//! drop(set);
+//! let _ = set;
 //! assert!(sync.poll_set().is_none());
 //! assert_eq!(sync.status().sets, 1);
 //! ```

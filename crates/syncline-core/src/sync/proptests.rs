@@ -10,6 +10,8 @@ use crate::time::{TimeDelta, Timestamp};
 
 /// A message: (topic, stamp, id).
 type Msg = (usize, i64, usize);
+/// A set's members: (id, stamp) per topic.
+type SetIds = Vec<Option<(usize, i64)>>;
 
 /// Per-topic increasing stamps, interleaved by a random per-message
 /// latency (each topic stays in its own order).
@@ -54,7 +56,7 @@ fn any_input() -> impl Strategy<Value = (usize, Vec<Msg>)> {
 
 /// Runs ApproximateTime; returns the sets (member ids and stamps) and the
 /// dropped ids, after `finish`.
-fn run(config: ApproximateConfig, msgs: &[Msg]) -> (Vec<Vec<Option<(usize, i64)>>>, Vec<usize>) {
+fn run(config: ApproximateConfig, msgs: &[Msg]) -> (Vec<SetIds>, Vec<usize>) {
     let mut sync = ApproximateTime::new(config).unwrap();
     let mut sets = Vec::new();
     let mut drops = Vec::new();
@@ -80,7 +82,7 @@ fn run(config: ApproximateConfig, msgs: &[Msg]) -> (Vec<Vec<Option<(usize, i64)>
     (sets, drops)
 }
 
-fn member_ids(sets: &[Vec<Option<(usize, i64)>>]) -> Vec<usize> {
+fn member_ids(sets: &[SetIds]) -> Vec<usize> {
     sets.iter().flatten().flatten().map(|m| m.0).collect()
 }
 

@@ -156,7 +156,7 @@ async fn latest_time_on_the_paused_clock() {
     let clock = TokioClock::starting_at(Timestamp::EPOCH);
     let (fast_tx, fast) = channel::<Stamped<u32>>();
     let (slow_tx, slow) = channel::<Stamped<u32>>();
-    let sync = latest_time((fast, slow), LatestConfig::new(2), clock.clone()).unwrap();
+    let sync = latest_time((fast, slow), LatestConfig::new(2), clock).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let task = register_callback(sync, move |(f, s)| {
