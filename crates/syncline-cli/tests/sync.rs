@@ -313,18 +313,16 @@ fn bad_input_exits_2_after_streaming_earlier_output() {
     assert_eq!(code, 2);
     assert_eq!(out.lines().count(), 1);
     assert!(err.contains("-:4:"), "{err}");
-    let (code, _, err) = sync(&args, "topic,stamp_ns\n,0\n");
-    assert_eq!(code, 2);
-    assert!(err.contains("topic"), "{err}");
-    let (code, _, err) = sync(&args, "topic,stamp_ns\na,\n");
-    assert_eq!(code, 2);
-    assert!(err.contains("stamp_ns"), "{err}");
-    let (code, _, err) = sync(&args, "topic,arrival_ns\na,0\n");
-    assert_eq!(code, 2);
-    assert!(err.contains("stamp_ns"), "{err}");
-    let (code, _, err) = sync(&args, "topic,stamp_ns,arrival_ns\na,0,x\n");
-    assert_eq!(code, 2);
-    assert!(err.contains("arrival_ns"), "{err}");
+    for (input, named) in [
+        ("topic,stamp_ns\n,0\n", "topic"),
+        ("topic,stamp_ns\na,\n", "stamp_ns"),
+        ("topic,arrival_ns\na,0\n", "stamp_ns"),
+        ("topic,stamp_ns,arrival_ns\na,0,x\n", "arrival_ns"),
+    ] {
+        let (code, _, err) = sync(&args, input);
+        assert_eq!(code, 2, "{input}");
+        assert!(err.contains(named), "{err}");
+    }
     // extreme stamps: exact arithmetic, no overflow
     let (code, out, _) = sync(
         &args,

@@ -100,20 +100,8 @@ async fn vec_form_any_count_and_tuples_up_to_twelve() {
     let sets: Vec<_> = nine.collect().await;
     assert_eq!(sets.len(), 2);
     assert_eq!(sets[1].8.value, 1);
-    let twelve = (
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-        s(0),
-    );
+    let [a, b, c, d, e, f, g, h, i, j, k, l] = std::array::from_fn(|_| s(0));
+    let twelve = (a, b, c, d, e, f, g, h, i, j, k, l);
     assert_eq!(
         exact_time(twelve, ExactConfig::new(12))
             .unwrap()
