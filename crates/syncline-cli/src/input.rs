@@ -368,7 +368,10 @@ mod tests {
         assert_eq!(parse_i64(b"-9223372036854775809"), None);
         assert_eq!(parse_i64(b"-0"), Some(0));
         assert_eq!(parse_i64(b"00000000000000000000042"), Some(42));
-        assert_eq!(parse_i64(b"1700000000012345678"), Some(1_700_000_000_012_345_678));
+        assert_eq!(
+            parse_i64(b"1700000000012345678"),
+            Some(1_700_000_000_012_345_678)
+        );
         for bad in [&b""[..], b"-", b"1.5", b"1e3", b"12a", b" 1"] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
