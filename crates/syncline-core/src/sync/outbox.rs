@@ -206,3 +206,49 @@ macro_rules! outbox_methods {
     };
 }
 pub(crate) use outbox_methods;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Timestamp;
+
+    fn member(x: u32) -> Option<Stamped<u32>> {
+        Some(Stamped::new(Timestamp::from_nanos(i64::from(x)), x))
+    }
+
+    #[test]
+    fn sets_and_drops_come_out_in_emission_order() {
+        let mut out = Outbox::new(2, true);
+        out.push_drop(1, DropReason::Skipped, Stamped::new(Timestamp::EPOCH, 9));
+        out.push_set([member(1), member(2)].into_iter());
+        out.push_set([member(3)].into_iter());
+        out.push_drop(0, DropReason::End, Stamped::new(Timestamp::EPOCH, 8));
+        match out.poll() {
+            Some(Output::Dropped(d)) => assert_eq!((d.seq, d.message.value), (0, 9)),
+            other => panic!("{other:?}"),
+        }
+        let Some(Output::Set(mut set)) = out.poll() else {
+            panic!("a set")
+        };
+        assert_eq!((set.seq(), set.len(), set.is_complete()), (1, 2, true));
+        assert_eq!(set.get(1).map(|m| m.value), Some(2));
+        assert_eq!(set.take(0).map(|m| m.value), Some(1));
+        assert!(set.get(0).is_none());
+        // A short set is padded: partial.
+        let set = out.poll_set().unwrap();
+        assert!(!set.is_complete());
+        let drained: Vec<_> = set.drain().map(|m| m.map(|m| m.value)).collect();
+        assert_eq!(drained, vec![Some(3), None]);
+        assert_eq!(out.poll_drop().map(|d| d.reason), Some(DropReason::End));
+        assert!(out.poll().is_none());
+        assert_eq!((out.emitted, out.partial, out.dropped.total()), (2, 1, 2));
+    }
+
+    #[test]
+    fn without_reports_drops_are_only_counted() {
+        let mut out = Outbox::new(1, false);
+        out.push_drop(0, DropReason::Overflow, Stamped::new(Timestamp::EPOCH, ()));
+        assert!(out.poll().is_none());
+        assert_eq!(out.dropped.overflow, 1);
+    }
+}
