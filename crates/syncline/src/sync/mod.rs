@@ -76,6 +76,8 @@ pub struct Synchronized<S: SyncInputs, P> {
     ready: VecDeque<S::Item>,
     drops: Option<mpsc::UnboundedSender<DropReport<S::Message>>>,
     status: Option<watch::Sender<SyncStatus>>,
+    /// Topics already warned about (overflow or stall), for `tracing`.
+    warned: Vec<bool>,
     finished: bool,
 }
 
@@ -115,6 +117,7 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
             ready: VecDeque::new(),
             drops: None,
             status: None,
+            warned: vec![false; n],
             finished: false,
         }
     }
@@ -167,6 +170,17 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                     }
                 }
                 Output::Dropped(d) => {
+                    if matches!(d.reason, DropReason::Overflow | DropReason::Stalled)
+                        && let Some(w) = self.warned.get_mut(d.topic)
+                        && !std::mem::replace(w, true)
+                    {
+                        tracing::warn!(
+                            topic = d.topic,
+                            reason = d.reason.as_str(),
+                            "synchronizer dropped a message: a topic is silent or late \
+                             (overflow: increase the queue size, or set a stall timeout)"
+                        );
+                    }
                     let msg = S::take_message(&mut self.storage, d.topic, d.message.value);
                     report(&self.drops, d.topic, d.message.stamp, d.reason, msg);
                 }
