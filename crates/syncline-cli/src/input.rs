@@ -321,6 +321,22 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if digits.is_empty() {
         return None;
     }
+    // Fast path: up to 19 digits cannot overflow a u64.
+    if digits.len() <= 19 {
+        let mut acc: u64 = 0;
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            acc = acc * 10 + u64::from(d);
+        }
+        return if neg {
+            0i64.checked_sub_unsigned(acc)
+        } else {
+            i64::try_from(acc).ok()
+        };
+    }
     // Accumulate negatively so that i64::MIN parses.
     let mut acc: i64 = 0;
     for &b in digits {
@@ -348,6 +364,14 @@ mod tests {
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"9223372036854775808"), None);
         assert_eq!(parse_i64(b"+12"), Some(12));
+        assert_eq!(parse_i64(b"9999999999999999999"), None);
+        assert_eq!(parse_i64(b"-9223372036854775809"), None);
+        assert_eq!(parse_i64(b"-0"), Some(0));
+        assert_eq!(parse_i64(b"00000000000000000000042"), Some(42));
+        assert_eq!(
+            parse_i64(b"1700000000012345678"),
+            Some(1_700_000_000_012_345_678)
+        );
         for bad in [&b""[..], b"-", b"1.5", b"1e3", b"12a", b" 1"] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }

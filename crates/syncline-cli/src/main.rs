@@ -13,6 +13,7 @@ mod associate;
 mod error;
 mod input;
 mod output;
+mod sync;
 
 pub use error::CliError;
 
@@ -29,11 +30,14 @@ struct Cli {
 enum Command {
     /// Associate two TUM-format timestamp lists (like TUM's associate.py).
     Associate(associate::AssociateArgs),
+    /// Multi-topic synchronizers: ApproximateTime, ExactTime, LatestTime.
+    Sync(sync::SyncArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Associate(args) => associate::run(args),
+        Command::Sync(args) => sync::run(args),
     }
 }
 

@@ -23,6 +23,7 @@
 pub mod associate;
 pub mod interp;
 pub mod stamped;
+pub mod sync;
 pub mod time;
 
 pub use stamped::{HasStamp, Stamped};

@@ -18,6 +18,7 @@
 
 pub mod clock;
 pub mod interpolated;
+pub mod sync;
 
 pub use syncline_core as core;
 pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
