@@ -20,6 +20,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aligner;
 pub mod stamped;
 pub mod time;
 

@@ -116,7 +116,8 @@ mod tests {
         let s = Stamped::new(Timestamp::from_nanos(9), "x");
         assert_eq!(std::sync::Arc::new(s).stamp().as_nanos(), 9);
         assert_eq!(Box::new(s).stamp().as_nanos(), 9);
-        assert_eq!((&s).stamp().as_nanos(), 9);
+        let by_ref = &s;
+        assert_eq!(HasStamp::stamp(&by_ref).as_nanos(), 9);
         assert_eq!(s.as_ref().value, &"x");
         assert_eq!(s.into_parts(), (Timestamp::from_nanos(9), "x"));
     }
