@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod align;
 mod error;
 mod input;
 mod output;
@@ -25,10 +26,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Replay streams in timestamp order through the stream aligner.
+    Align(align::AlignArgs),
+}
 
 fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Align(args) => align::run(args),
+    }
 }
 
 fn main() -> ExitCode {

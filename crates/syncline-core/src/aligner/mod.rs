@@ -150,7 +150,7 @@ struct Slot<T> {
 /// [`handle_timeout`](Self::handle_timeout) when it fires (then drain
 /// `poll_release` again). At end of input call [`finish`](Self::finish) and
 /// drain. Memory is bounded by the capacities: queues are allocated at
-/// registration and never grow.
+/// registration (no allocation per sample) and never exceed them.
 #[derive(Debug)]
 pub struct Aligner<T> {
     timeout: TimeDelta,
@@ -190,7 +190,8 @@ impl<T> Aligner<T> {
     }
 
     /// Registers a stream; it takes the lowest free slot. Its queue is
-    /// allocated now, at full capacity.
+    /// allocated now, at full capacity (capacities above 65 536 entries are
+    /// allocated up to that and grow on demand).
     ///
     /// # Errors
     /// [`AlignerError::ZeroCapacity`], [`AlignerError::NegativePeriod`],

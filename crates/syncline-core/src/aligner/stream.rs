@@ -130,6 +130,11 @@ pub(super) struct Entry<T> {
     pub(super) value: T,
 }
 
+/// Queues are allocated at registration up to this many entries; a larger
+/// capacity grows on demand (amortised, once) up to the capacity, so a huge
+/// capacity never allocates memory it does not use.
+pub(super) const PREALLOCATED_MAX: usize = 1 << 16;
+
 /// A registered stream.
 #[derive(Debug)]
 pub(super) struct Stream<T> {
@@ -145,7 +150,7 @@ pub(super) struct Stream<T> {
 impl<T> Stream<T> {
     pub(super) fn new(config: StreamConfig) -> Self {
         Stream {
-            queue: VecDeque::with_capacity(config.capacity),
+            queue: VecDeque::with_capacity(config.capacity.min(PREALLOCATED_MAX)),
             config,
             state: StreamState::Active,
             last_accepted: None,
