@@ -135,6 +135,32 @@ pub struct Release<T> {
     pub sample: Stamped<T>,
 }
 
+/// What a stream contributes to the release decision, kept up to date on
+/// every change so that the decision scans a small, dense array.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    /// The queued head's stamp (`Data`) or the expected time (`Blocker`).
+    time: Timestamp,
+    priority: i64,
+    kind: KeyKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    /// Has queued samples.
+    Data,
+    /// Active and empty: may hold the others back.
+    Blocker,
+    /// Empty and not waited for, or a free slot.
+    Idle,
+}
+
+const IDLE: Key = Key {
+    time: Timestamp::EPOCH,
+    priority: 0,
+    kind: KeyKind::Idle,
+};
+
 #[derive(Debug)]
 struct Slot<T> {
     generation: u32,
@@ -155,6 +181,8 @@ struct Slot<T> {
 pub struct Aligner<T> {
     timeout: TimeDelta,
     slots: Vec<Slot<T>>,
+    /// `keys[i]` summarises `slots[i]`.
+    keys: Vec<Key>,
     /// Stamp of the last released sample.
     current: Option<Timestamp>,
     /// Newest accepted stamp.
@@ -171,8 +199,6 @@ struct Scan {
     head: Option<(usize, Timestamp)>,
     /// Earliest expected time of an active empty stream.
     blocker: Option<Timestamp>,
-    /// Earliest arrival among queued samples that carry one.
-    arrival: Option<Timestamp>,
 }
 
 impl<T> Aligner<T> {
@@ -181,6 +207,7 @@ impl<T> Aligner<T> {
         Aligner {
             timeout: clamp_timeout(config.timeout),
             slots: Vec::new(),
+            keys: Vec::new(),
             current: None,
             latest: None,
             wall_now: None,
@@ -210,10 +237,12 @@ impl<T> Aligner<T> {
         {
             slot.generation = slot.generation.wrapping_add(1);
             slot.stream = stream;
+            let generation = slot.generation;
+            self.refresh(i);
             let slot_index = u32::try_from(i).map_err(|_| AlignerError::TooManyStreams)?;
             return Ok(StreamId {
                 slot: slot_index,
-                generation: slot.generation,
+                generation,
             });
         }
         let slot_index =
@@ -222,6 +251,8 @@ impl<T> Aligner<T> {
             generation: 0,
             stream,
         });
+        self.keys.push(IDLE);
+        self.refresh(self.slots.len() - 1);
         Ok(StreamId {
             slot: slot_index,
             generation: 0,
@@ -244,6 +275,7 @@ impl<T> Aligner<T> {
             .get_mut(id.slot())
             .and_then(|s| s.stream.take())
             .ok_or(AlignerError::UnknownStream(id))?;
+        self.refresh(id.slot());
         self.dropped_removed = self
             .dropped_removed
             .saturating_add(stream.queue.len() as u64);
@@ -275,6 +307,7 @@ impl<T> Aligner<T> {
 
     fn set_state(&mut self, id: StreamId, state: StreamState) -> Result<(), AlignerError> {
         self.stream_mut(id)?.state = state;
+        self.refresh(id.slot());
         Ok(())
     }
 
@@ -310,6 +343,9 @@ impl<T> Aligner<T> {
         for s in self.slots.iter_mut().filter_map(|s| s.stream.as_mut()) {
             s.state = StreamState::Ended;
         }
+        for i in 0..self.slots.len() {
+            self.refresh(i);
+        }
     }
 
     /// Changes a stream's period (lookahead) at run time.
@@ -319,6 +355,7 @@ impl<T> Aligner<T> {
     pub fn set_period(&mut self, id: StreamId, period: TimeDelta) -> Result<(), AlignerError> {
         check_period(period)?;
         self.stream_mut(id)?.config.period = period;
+        self.refresh(id.slot());
         Ok(())
     }
 
@@ -328,6 +365,7 @@ impl<T> Aligner<T> {
     /// [`AlignerError::UnknownStream`].
     pub fn set_priority(&mut self, id: StreamId, priority: i64) -> Result<(), AlignerError> {
         self.stream_mut(id)?.config.priority = priority;
+        self.refresh(id.slot());
         Ok(())
     }
 
@@ -363,7 +401,45 @@ impl<T> Aligner<T> {
         self.push_inner(id, stamp, value, Some(arrival))
     }
 
+    #[inline]
     fn push_inner(
+        &mut self,
+        id: StreamId,
+        stamp: Timestamp,
+        value: T,
+        arrival: Option<Timestamp>,
+    ) -> Push<T> {
+        let out = self.push_unrefreshed(id, stamp, value, arrival);
+        self.refresh(id.slot());
+        out
+    }
+
+    /// Recomputes `keys[slot]` from `slots[slot]`.
+    #[inline]
+    fn refresh(&mut self, slot: usize) {
+        let key = match self.slots.get(slot).and_then(|s| s.stream.as_ref()) {
+            None => IDLE,
+            Some(s) => match s.queue.front() {
+                Some(front) => Key {
+                    time: front.stamp,
+                    priority: s.config.priority,
+                    kind: KeyKind::Data,
+                },
+                None if s.state == StreamState::Active => Key {
+                    time: s.expected(),
+                    priority: s.config.priority,
+                    kind: KeyKind::Blocker,
+                },
+                None => IDLE,
+            },
+        };
+        if let Some(k) = self.keys.get_mut(slot) {
+            *k = key;
+        }
+    }
+
+    #[inline]
+    fn push_unrefreshed(
         &mut self,
         id: StreamId,
         stamp: Timestamp,
@@ -424,44 +500,49 @@ impl<T> Aligner<T> {
         }
     }
 
-    /// One pass over the streams: the earliest head, the earliest blocking
-    /// expectation and the earliest queued arrival.
+    /// One pass over the stream keys: the earliest head (ties: lower
+    /// priority, then lower slot) and the earliest blocking expectation.
     #[inline]
     fn scan(&self) -> Scan {
         let mut head: Option<(usize, Timestamp, i64)> = None;
-        let mut blocker: Option<Timestamp> = None;
-        let mut arrival: Option<Timestamp> = None;
-        for (i, slot) in self.slots.iter().enumerate() {
-            let Some(s) = &slot.stream else { continue };
-            match s.queue.front() {
-                Some(front) => {
-                    let key = (front.stamp, s.config.priority);
-                    if head.is_none_or(|(_, t, p)| key < (t, p)) {
-                        head = Some((i, front.stamp, s.config.priority));
-                    }
-                    if let Some(a) = front.arrival {
-                        arrival = Some(arrival.map_or(a, |b| b.min(a)));
+        let mut blocker = Timestamp::MAX;
+        let mut any_blocker = false;
+        for (i, k) in self.keys.iter().enumerate() {
+            match k.kind {
+                KeyKind::Data => {
+                    if head.is_none_or(|(_, t, p)| (k.time, k.priority) < (t, p)) {
+                        head = Some((i, k.time, k.priority));
                     }
                 }
-                None if s.state == StreamState::Active => {
-                    let e = s.expected();
-                    blocker = Some(blocker.map_or(e, |b| b.min(e)));
+                KeyKind::Blocker => {
+                    any_blocker = true;
+                    blocker = blocker.min(k.time);
                 }
-                None => {}
+                KeyKind::Idle => {}
             }
         }
         Scan {
             head: head.map(|(i, t, _)| (i, t)),
-            blocker,
-            arrival,
+            blocker: any_blocker.then_some(blocker),
         }
     }
 
-    fn overdue(&self, arrival: Option<Timestamp>) -> bool {
-        match (arrival, self.wall_now) {
-            (Some(a), Some(now)) => a.saturating_add(self.timeout) <= now,
-            _ => false,
-        }
+    /// The earliest arrival among queued samples that carry one (each
+    /// stream's head has its earliest: arrivals are non-decreasing).
+    fn earliest_arrival(&self) -> Option<Timestamp> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.stream.as_ref()?.queue.front()?.arrival)
+            .min()
+    }
+
+    /// Whether some queued sample reached its live-mode bound.
+    fn overdue(&self) -> bool {
+        let Some(now) = self.wall_now else {
+            return false;
+        };
+        self.earliest_arrival()
+            .is_some_and(|a| a.saturating_add(self.timeout) <= now)
     }
 
     /// Releases the next sample in timestamp order, if the rules allow it
@@ -471,7 +552,7 @@ impl<T> Aligner<T> {
         let scan = self.scan();
         let (slot, stamp) = scan.head?;
         let blocked = scan.blocker.is_some_and(|b| b < stamp);
-        if blocked && !self.sample_timeout_reached(stamp) && !self.overdue(scan.arrival) {
+        if blocked && !self.sample_timeout_reached(stamp) && !self.overdue() {
             return None;
         }
         let slot_ref = self.slots.get_mut(slot)?;
@@ -481,6 +562,7 @@ impl<T> Aligner<T> {
         let c = &mut stream.counters;
         c.released = c.released.saturating_add(1);
         self.current = Some(entry.stamp);
+        self.refresh(slot);
         Some(Release {
             stream: StreamId {
                 slot: slot as u32,
@@ -504,7 +586,8 @@ impl<T> Aligner<T> {
     /// live-mode bound (`arrival + timeout`), if any sample carries an
     /// arrival time. Arm one timer for it.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.scan().arrival.map(|a| a.saturating_add(self.timeout))
+        self.earliest_arrival()
+            .map(|a| a.saturating_add(self.timeout))
     }
 
     /// The shell's timer fired (or time advanced) to `now`: every queued

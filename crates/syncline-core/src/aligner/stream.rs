@@ -85,6 +85,7 @@ pub struct StreamId {
 impl StreamId {
     /// The registration slot (0-based); it also breaks ties of equal
     /// timestamps and priorities (lower slot first).
+    #[inline]
     pub const fn slot(self) -> usize {
         self.slot as usize
     }
@@ -163,6 +164,7 @@ impl<T> Stream<T> {
     /// When an empty stream expects its next sample: its last accepted
     /// stamp plus its period; a stream that never accepted one expects
     /// `EPOCH + period` (Rock's rule 3.6.5, made explicit).
+    #[inline]
     pub(super) fn expected(&self) -> Timestamp {
         self.last_accepted
             .unwrap_or(Timestamp::EPOCH)
