@@ -16,6 +16,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aligner;
 pub mod clock;
 
 pub use syncline_core as core;
