@@ -8,13 +8,13 @@ use syncline_core::Timestamp;
 use syncline_core::aligner::{Aligner, DropReason, Push, StreamId};
 use tokio::sync::watch;
 
-use super::lane::{Lane, Ready};
+use super::lane::Lane;
 use super::{AlignedStatus, LaneStatus};
 use crate::clock::{Clock, ClockSleep};
 
 /// Publish the status every this many pushes and releases (and whenever the driver
 /// becomes idle after a change, and at the end).
-const STATUS_EVERY: u32 = 256;
+const STATUS_EVERY: u32 = 1024;
 
 pub(super) struct Engine<O> {
     pub(super) core: Aligner<()>,
@@ -247,24 +247,41 @@ impl<O> Engine<O> {
         let Some(l) = self.lanes.get_mut(lane) else {
             return Poll::Ready(());
         };
-        match l.poll_ready(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Ready::Yes) => {
-                let _ = l.take(stamp);
-                Poll::Ready(())
+        if l.poll_ready(cx).is_pending() {
+            return Poll::Pending;
+        }
+        // Ready or gone: `take` queues it for sending, or counts it.
+        let _ = l.take(stamp);
+        self.sync_lane(lane);
+        Poll::Ready(())
+    }
+
+    /// Copies a lane's delivery counter into its status; logs the moment
+    /// its consumer is found gone.
+    fn sync_lane(&mut self, lane: usize) {
+        let (Some(l), Some(s)) = (self.lanes.get(lane), self.lane_status.get_mut(lane)) else {
+            return;
+        };
+        s.undelivered = l.undelivered();
+        if s.undelivered > 0 && !s.consumer_gone {
+            tracing::warn!(stream = %s.name, "aligner: consumer gone; its samples are counted as undelivered");
+            s.consumer_gone = true;
+        }
+    }
+
+    /// Flushes every lane's outbox; `Pending` while a consumer has no room.
+    pub(super) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut pending = false;
+        for k in 0..self.lanes.len() {
+            if let Some(l) = self.lanes.get_mut(k) {
+                pending |= l.poll_flush(cx).is_pending();
             }
-            Poll::Ready(Ready::Gone) => {
-                // Consume the value: the sample is counted, not lost silently.
-                let _ = l.take(stamp);
-                if let Some(s) = self.lane_status.get_mut(lane) {
-                    if !s.consumer_gone {
-                        tracing::warn!(stream = %s.name, "aligner: consumer gone; its samples are counted as undelivered");
-                        s.consumer_gone = true;
-                    }
-                    s.undelivered += 1;
-                }
-                Poll::Ready(())
-            }
+            self.sync_lane(k);
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
         }
     }
 

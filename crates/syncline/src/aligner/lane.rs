@@ -43,7 +43,17 @@ pub(super) trait Lane<O>: Send {
     /// Whether the consumer can take the next release now.
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
     /// The core released this lane's oldest queued sample, at `stamp`.
+    /// `None` when it could not be delivered (counted by the lane).
     fn take(&mut self, stamp: Timestamp) -> Option<O>;
+    /// Hands everything taken so far to the consumer; `Pending` while the
+    /// consumer has no room (the waker is registered).
+    fn poll_flush(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+    /// Samples released but not delivered (the consumer was gone).
+    fn undelivered(&self) -> u64 {
+        0
+    }
 }
 
 /// The parts every lane has: its input, the pending value and the FIFO.
@@ -116,15 +126,24 @@ where
 type Reserve<T> =
     Pin<Box<dyn Future<Output = Result<mpsc::OwnedPermit<T>, mpsc::error::SendError<()>>> + Send>>;
 
-/// A lane that delivers into a bounded tokio channel: `poll_ready` waits
-/// for room (backpressure), `take` sends with the reserved permit.
+/// Releases are sent in batches of at most this many per channel: one
+/// wake-up of the consumer per batch instead of one per sample. A batch is
+/// also sent whenever the driver waits (so live latency is unchanged).
+const BATCH: usize = 64;
+
+/// A lane that delivers into a bounded tokio channel. Releases collect in a
+/// small outbox that never exceeds the channel's free room; it is flushed
+/// when full and whenever the driver waits. When the channel is full the
+/// driver waits for room (backpressure).
 pub(super) struct ChannelLane<T> {
-    pub(super) queue: Queue<T>,
-    pub(super) sender: mpsc::Sender<Stamped<T>>,
-    pub(super) permit: Option<mpsc::OwnedPermit<Stamped<T>>>,
+    queue: Queue<T>,
+    sender: mpsc::Sender<Stamped<T>>,
+    outbox: VecDeque<Stamped<T>>,
+    permit: Option<mpsc::OwnedPermit<Stamped<T>>>,
     /// Only while the channel is full (no allocation while it has room).
-    pub(super) reserving: Option<Reserve<Stamped<T>>>,
-    pub(super) gone: bool,
+    reserving: Option<Reserve<Stamped<T>>>,
+    gone: bool,
+    undelivered: u64,
 }
 
 impl<T: Send + 'static> ChannelLane<T> {
@@ -132,10 +151,57 @@ impl<T: Send + 'static> ChannelLane<T> {
         ChannelLane {
             queue,
             sender,
+            outbox: VecDeque::with_capacity(BATCH),
             permit: None,
             reserving: None,
             gone: false,
+            undelivered: 0,
         }
+    }
+
+    fn mark_gone(&mut self) {
+        self.gone = true;
+        self.undelivered += self.outbox.len() as u64;
+        self.outbox.clear();
+        self.permit = None;
+        self.reserving = None;
+    }
+
+    /// Sends from the outbox while the channel has room.
+    fn try_flush(&mut self) {
+        while let Some(v) = self.outbox.pop_front() {
+            if let Some(p) = self.permit.take() {
+                p.send(v);
+                continue;
+            }
+            match self.sender.try_send(v) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(v)) => {
+                    self.outbox.push_front(v);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    self.undelivered += 1;
+                    self.mark_gone();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Waits for one free slot (a permit), registering the waker.
+    fn poll_permit(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let sender = &self.sender;
+        let fut = self
+            .reserving
+            .get_or_insert_with(|| Box::pin(sender.clone().reserve_owned()));
+        let r = std::task::ready!(fut.as_mut().poll(cx));
+        self.reserving = None;
+        match r {
+            Ok(p) => self.permit = Some(p),
+            Err(_) => self.mark_gone(),
+        }
+        Poll::Ready(())
     }
 }
 
@@ -153,55 +219,48 @@ impl<T: Send + 'static> Lane<()> for ChannelLane<T> {
         self.queue.queue.pop_front();
     }
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
-        if self.gone {
-            return Poll::Ready(Ready::Gone);
-        }
-        if self.permit.is_some() {
-            return Poll::Ready(Ready::Yes);
-        }
-        if self.reserving.is_none() {
-            match self.sender.clone().try_reserve_owned() {
-                Ok(p) => {
-                    self.permit = Some(p);
-                    return Poll::Ready(Ready::Yes);
-                }
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    self.reserving = Some(Box::pin(self.sender.clone().reserve_owned()));
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => {
-                    self.gone = true;
-                    return Poll::Ready(Ready::Gone);
+        loop {
+            if !self.gone && self.sender.is_closed() {
+                self.mark_gone();
+            }
+            if self.gone {
+                return Poll::Ready(Ready::Gone);
+            }
+            // The lane is its channel's only sender: the outbox always fits
+            // into the room the channel has (or a held permit gives).
+            let room = self.sender.capacity() + usize::from(self.permit.is_some());
+            if self.outbox.len() < room.min(BATCH) {
+                return Poll::Ready(Ready::Yes);
+            }
+            if !self.outbox.is_empty() {
+                let before = self.outbox.len();
+                self.try_flush();
+                if self.outbox.len() < before || self.gone {
+                    continue;
                 }
             }
-        }
-        let Some(fut) = self.reserving.as_mut() else {
-            return Poll::Ready(Ready::Gone);
-        };
-        match fut.as_mut().poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(r) => {
-                self.reserving = None;
-                match r {
-                    Ok(p) => {
-                        self.permit = Some(p);
-                        Poll::Ready(Ready::Yes)
-                    }
-                    Err(_) => {
-                        self.gone = true;
-                        Poll::Ready(Ready::Gone)
-                    }
-                }
-            }
+            std::task::ready!(self.poll_permit(cx));
         }
     }
     fn take(&mut self, stamp: Timestamp) -> Option<()> {
-        let v = self.queue.queue.pop_front()?;
-        match self.permit.take() {
-            Some(p) => {
-                p.send(Stamped::new(stamp, v));
-                Some(())
-            }
-            None => None,
+        let v = Stamped::new(stamp, self.queue.queue.pop_front()?);
+        if self.gone {
+            self.undelivered += 1;
+            return None;
         }
+        self.outbox.push_back(v);
+        Some(())
+    }
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            self.try_flush();
+            if self.gone || self.outbox.is_empty() {
+                return Poll::Ready(());
+            }
+            std::task::ready!(self.poll_permit(cx));
+        }
+    }
+    fn undelivered(&self) -> u64 {
+        self.undelivered
     }
 }

@@ -78,7 +78,7 @@ use engine::Engine;
 use lane::{ChannelLane, EnumLane, Lane, Queue};
 
 /// The status of a running [`Aligned`] or [`FanOut`], published on a
-/// `watch` channel (every 256 samples, whenever the driver waits after a
+/// `watch` channel (every 1024 events, whenever the driver waits after a
 /// change, and at the end) and available on demand.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AlignedStatus {
@@ -350,26 +350,32 @@ impl Future for FanOut {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        let engine = &mut this.engine;
         loop {
             if let Some((lane, stamp)) = this.in_flight {
-                if this.engine.poll_deliver(cx, lane, stamp).is_pending() {
+                if engine.poll_deliver(cx, lane, stamp).is_pending() {
                     return Poll::Pending;
                 }
                 this.in_flight = None;
-                if this.engine.all_gone() {
-                    this.engine.publish();
+                if engine.all_gone() {
+                    engine.publish();
                     return Poll::Ready(Err(FanOutError::AllConsumersGone(Box::new(
-                        this.engine.status(),
+                        engine.status(),
                     ))));
                 }
             }
-            match this.engine.poll_release(cx) {
+            match engine.poll_release(cx) {
                 Poll::Ready(Some(next)) => this.in_flight = Some(next),
                 Poll::Ready(None) => {
-                    this.engine.publish();
-                    return Poll::Ready(Ok(this.engine.status()));
+                    std::task::ready!(engine.poll_flush(cx));
+                    engine.publish();
+                    return Poll::Ready(Ok(engine.status()));
                 }
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    // Waiting for inputs or the timer: send what was taken.
+                    let _ = engine.poll_flush(cx);
+                    return Poll::Pending;
+                }
             }
         }
     }
