@@ -16,14 +16,11 @@ fn main() {
     divan::main();
 }
 
-#[derive(Clone, Copy)]
-struct Imu([f32; 6]);
-#[derive(Clone, Copy)]
-struct Frame(u64);
-#[derive(Clone, Copy)]
-struct Odom([f64; 3]);
-#[derive(Clone, Copy)]
-struct Fix(f64, f64);
+/// Four different sample types.
+type Imu = [f32; 6];
+type Frame = u64;
+type Odom = [f64; 3];
+type Fix = (f64, f64);
 
 const PERIOD_NS: i64 = 1_000_000;
 
@@ -66,10 +63,10 @@ fn fan_out_4_streams_multi_thread(bencher: Bencher, per_stream: usize) {
         .build()
         .expect("runtime");
     let inputs = (
-        samples(per_stream, 0, Imu([0.0; 6])),
-        samples(per_stream, 250_000, Frame(7)),
-        samples(per_stream, 500_000, Odom([1.0; 3])),
-        samples(per_stream, 750_000, Fix(48.1, 11.6)),
+        samples::<Imu>(per_stream, 0, [0.0; 6]),
+        samples::<Frame>(per_stream, 250_000, 7),
+        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
+        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
     );
     bencher
         .counter(ItemsCount::new(4 * per_stream))
