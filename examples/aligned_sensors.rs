@@ -106,20 +106,23 @@ fn consumer<T: Send + 'static>(
     clock: TokioClock,
     mut rx: mpsc::Receiver<Stamped<T>>,
     work: Duration,
+    process: impl Fn(&T) -> f64 + Send + 'static,
 ) -> tokio::task::JoinHandle<(usize, bool, TimeDelta)> {
     tokio::spawn(async move {
         let (mut count, mut in_order, mut last) = (0, true, Timestamp::MIN);
         let mut max_age = TimeDelta::ZERO;
+        let mut result = 0.0;
         while let Some(s) = rx.recv().await {
             in_order &= s.stamp >= last;
             last = s.stamp;
             count += 1;
             let age = clock.now().checked_since(s.stamp).unwrap_or(TimeDelta::MAX);
             max_age = max_age.max(age);
+            result += process(&s.value);
             tokio::time::sleep(work).await;
         }
         println!(
-            "{name:>6} consumer: {count:4} samples, in global timestamp order: {}, max age at receipt {age}",
+            "{name:>6} consumer: {count:4} samples, in global timestamp order: {}, max age at receipt {age}, result {result:.1}",
             if in_order { "yes" } else { "NO" },
             age = max_age,
         );
@@ -176,9 +179,27 @@ async fn main() {
     let driver = tokio::spawn(driver);
 
     let consumers = [
-        consumer("imu", clock, imu_rx, Duration::from_micros(200)),
-        consumer("lidar", clock, lidar_rx, Duration::from_millis(5)),
-        consumer("camera", clock, camera_rx, Duration::from_millis(2)),
+        consumer(
+            "imu",
+            clock,
+            imu_rx,
+            Duration::from_micros(200),
+            |i: &Imu| f64::from(i.gyro_z),
+        ),
+        consumer(
+            "lidar",
+            clock,
+            lidar_rx,
+            Duration::from_millis(5),
+            |s: &Scan| s.ranges.iter().copied().fold(f32::MAX, f32::min).into(),
+        ),
+        consumer(
+            "camera",
+            clock,
+            camera_rx,
+            Duration::from_millis(2),
+            |f: &Frame| f.number as f64,
+        ),
     ];
 
     // The status is observable while running.
