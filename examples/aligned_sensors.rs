@@ -69,10 +69,7 @@ fn driver<T: Send + 'static>(
     tokio::spawn(async move {
         let mut n: i64 = 0;
         let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ period.as_nanos() as u64;
-        loop {
-            let Some(offset) = period.checked_mul(n).ok().filter(|o| *o < duration) else {
-                break;
-            };
+        while let Some(offset) = period.checked_mul(n).ok().filter(|o| *o < duration) {
             let acquired = start.saturating_add(offset);
             // A cheap deterministic jitter in [-jitter, +jitter].
             rng ^= rng << 13;
