@@ -269,7 +269,7 @@ impl<T> Aligner<T> {
         &mut self,
         id: StreamId,
     ) -> Result<impl Iterator<Item = Stamped<T>>, AlignerError> {
-        self.stream(id)?;
+        self.stream_mut(id)?;
         let stream = self
             .slots
             .get_mut(id.slot())
@@ -283,16 +283,6 @@ impl<T> Aligner<T> {
             .queue
             .into_iter()
             .map(|e| Stamped::new(e.stamp, e.value)))
-    }
-
-    fn stream(&self, id: StreamId) -> Result<&Stream<T>, AlignerError> {
-        match self.slots.get(id.slot()) {
-            Some(Slot {
-                generation,
-                stream: Some(s),
-            }) if *generation == id.generation => Ok(s),
-            _ => Err(AlignerError::UnknownStream(id)),
-        }
     }
 
     fn stream_mut(&mut self, id: StreamId) -> Result<&mut Stream<T>, AlignerError> {

@@ -47,32 +47,47 @@ pub(super) trait Lane<O>: Send {
     fn take(&mut self, stamp: Timestamp) -> Option<O>;
     /// Hands everything taken so far to the consumer; `Pending` while the
     /// consumer has no room (the waker is registered).
-    fn poll_flush(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
-        Poll::Ready(())
-    }
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()>;
     /// Samples released but not delivered (the consumer was gone).
-    fn undelivered(&self) -> u64 {
-        0
-    }
+    fn undelivered(&self) -> u64;
 }
 
-/// The parts every lane has: its input, the pending value and the FIFO.
-pub(super) struct Queue<T> {
+/// A lane: its input, the pending value, the FIFO of queued values, and
+/// `D`, the way released samples go out.
+pub(super) struct QueueLane<T, D> {
     input: Input<T>,
     pending: Option<T>,
     queue: VecDeque<T>,
+    out: D,
 }
 
-impl<T> Queue<T> {
-    pub(super) fn new(input: Input<T>, capacity: usize) -> Self {
-        Queue {
+impl<T, D> QueueLane<T, D> {
+    pub(super) fn new(input: Input<T>, capacity: usize, out: D) -> Self {
+        QueueLane {
             input,
             pending: None,
             // Bounded preallocation; the core bounds the length.
             queue: VecDeque::with_capacity(capacity.min(1 << 16)),
+            out,
         }
     }
+}
 
+/// How a lane's released samples leave it.
+pub(super) trait Deliver<T>: Send {
+    /// What a release yields.
+    type Out;
+    /// Whether the consumer can take the next release now.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
+    /// Delivers a released sample; `None` when it could not be (counted).
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<Self::Out>;
+    /// See [`Lane::poll_flush`].
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()>;
+    /// See [`Lane::undelivered`].
+    fn undelivered(&self) -> u64;
+}
+
+impl<T: Send, D: Deliver<T>> Lane<D::Out> for QueueLane<T, D> {
     fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>> {
         self.input.poll_next_unpin(cx).map(|next| {
             next.map(|s| {
@@ -82,44 +97,48 @@ impl<T> Queue<T> {
             })
         })
     }
-
     fn accept(&mut self) {
         if let Some(v) = self.pending.take() {
             self.queue.push_back(v);
         }
     }
-}
-
-/// A lane whose releases become `E` through `wrap` (the `.aligned()`
-/// stream of an enum).
-pub(super) struct EnumLane<T, F> {
-    pub(super) queue: Queue<T>,
-    pub(super) wrap: F,
-}
-
-impl<T, E, F> Lane<E> for EnumLane<T, F>
-where
-    T: Send,
-    F: Fn(Stamped<T>) -> E + Send,
-{
-    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>> {
-        self.queue.poll_input(cx)
-    }
-    fn accept(&mut self) {
-        self.queue.accept();
-    }
     fn discard(&mut self) {
-        self.queue.pending = None;
+        self.pending = None;
     }
     fn evict(&mut self) {
-        self.queue.queue.pop_front();
+        self.queue.pop_front();
     }
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
+        self.out.poll_ready(cx)
+    }
+    fn take(&mut self, stamp: Timestamp) -> Option<D::Out> {
+        let v = self.queue.pop_front()?;
+        self.out.deliver(Stamped::new(stamp, v))
+    }
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.out.poll_flush(cx)
+    }
+    fn undelivered(&self) -> u64 {
+        self.out.undelivered()
+    }
+}
+
+/// Releases become `E` through `wrap` (the `.aligned()` stream of an enum).
+pub(super) struct Wrap<F>(pub(super) F);
+
+impl<T, E, F: Fn(Stamped<T>) -> E + Send> Deliver<T> for Wrap<F> {
+    type Out = E;
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Ready> {
         Poll::Ready(Ready::Yes)
     }
-    fn take(&mut self, stamp: Timestamp) -> Option<E> {
-        let v = self.queue.queue.pop_front()?;
-        Some((self.wrap)(Stamped::new(stamp, v)))
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<E> {
+        Some((self.0)(sample))
+    }
+    fn poll_flush(&mut self, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+    fn undelivered(&self) -> u64 {
+        0
     }
 }
 
@@ -131,12 +150,11 @@ type Reserve<T> =
 /// also sent whenever the driver waits (so live latency is unchanged).
 const BATCH: usize = 64;
 
-/// A lane that delivers into a bounded tokio channel. Releases collect in a
-/// small outbox that never exceeds the channel's free room; it is flushed
-/// when full and whenever the driver waits. When the channel is full the
-/// driver waits for room (backpressure).
-pub(super) struct ChannelLane<T> {
-    queue: Queue<T>,
+/// Delivery into a bounded tokio channel. Releases collect in a small
+/// outbox that never exceeds the channel's free room; it is flushed when
+/// full and whenever the driver waits. When the channel is full the driver
+/// waits for room (backpressure).
+pub(super) struct Channel<T> {
     sender: mpsc::Sender<Stamped<T>>,
     outbox: VecDeque<Stamped<T>>,
     permit: Option<mpsc::OwnedPermit<Stamped<T>>>,
@@ -146,10 +164,9 @@ pub(super) struct ChannelLane<T> {
     undelivered: u64,
 }
 
-impl<T: Send + 'static> ChannelLane<T> {
-    pub(super) fn new(queue: Queue<T>, sender: mpsc::Sender<Stamped<T>>) -> Self {
-        ChannelLane {
-            queue,
+impl<T: Send + 'static> Channel<T> {
+    pub(super) fn new(sender: mpsc::Sender<Stamped<T>>) -> Self {
+        Channel {
             sender,
             outbox: VecDeque::with_capacity(BATCH),
             permit: None,
@@ -205,19 +222,8 @@ impl<T: Send + 'static> ChannelLane<T> {
     }
 }
 
-impl<T: Send + 'static> Lane<()> for ChannelLane<T> {
-    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>> {
-        self.queue.poll_input(cx)
-    }
-    fn accept(&mut self) {
-        self.queue.accept();
-    }
-    fn discard(&mut self) {
-        self.queue.pending = None;
-    }
-    fn evict(&mut self) {
-        self.queue.queue.pop_front();
-    }
+impl<T: Send + 'static> Deliver<T> for Channel<T> {
+    type Out = ();
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
         loop {
             if !self.gone && self.sender.is_closed() {
@@ -242,13 +248,12 @@ impl<T: Send + 'static> Lane<()> for ChannelLane<T> {
             std::task::ready!(self.poll_permit(cx));
         }
     }
-    fn take(&mut self, stamp: Timestamp) -> Option<()> {
-        let v = Stamped::new(stamp, self.queue.queue.pop_front()?);
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<()> {
         if self.gone {
             self.undelivered += 1;
             return None;
         }
-        self.outbox.push_back(v);
+        self.outbox.push_back(sample);
         Some(())
     }
     fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {

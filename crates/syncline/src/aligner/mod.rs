@@ -75,7 +75,7 @@ use syncline_core::{Stamped, Timestamp};
 
 use crate::clock::Clock;
 use engine::Engine;
-use lane::{ChannelLane, EnumLane, Lane, Queue};
+use lane::{Channel, Lane, QueueLane, Wrap};
 
 /// The status of a running [`Aligned`] or [`FanOut`], published on a
 /// `watch` channel (every 1024 events, whenever the driver waits after a
@@ -183,10 +183,7 @@ impl<E: Send + 'static> AlignerBuilder<E> {
         F: Fn(Stamped<T>) -> E + Send + 'static,
     {
         self.parts.add(name, config, |capacity| {
-            Box::new(EnumLane {
-                queue: Queue::new(Box::pin(input), capacity),
-                wrap,
-            })
+            Box::new(QueueLane::new(Box::pin(input), capacity, Wrap(wrap)))
         })
     }
 
@@ -292,7 +289,7 @@ impl FanOutBuilder {
     {
         let (tx, rx) = mpsc::channel(channel_capacity.max(1));
         self.parts.add(name, config, |capacity| {
-            Box::new(ChannelLane::new(Queue::new(Box::pin(input), capacity), tx))
+            Box::new(QueueLane::new(Box::pin(input), capacity, Channel::new(tx)))
         })?;
         Ok(rx)
     }
