@@ -161,7 +161,7 @@ const IDLE: Key = Key {
     kind: KeyKind::Idle,
 };
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Slot<T> {
     generation: u32,
     stream: Option<Stream<T>>,
@@ -177,7 +177,7 @@ struct Slot<T> {
 /// `poll_release` again). At end of input call [`finish`](Self::finish) and
 /// drain. Memory is bounded by the capacities: queues are allocated at
 /// registration (no allocation per sample) and never exceed them.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Aligner<T> {
     timeout: TimeDelta,
     slots: Vec<Slot<T>>,

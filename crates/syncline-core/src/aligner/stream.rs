@@ -123,7 +123,7 @@ pub struct StreamCounters {
 }
 
 /// A queued sample.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Entry<T> {
     pub(super) stamp: Timestamp,
     /// Arrival time for the live wall-clock bound (`None`: no bound).
@@ -137,7 +137,7 @@ pub(super) struct Entry<T> {
 pub(super) const PREALLOCATED_MAX: usize = 1 << 16;
 
 /// A registered stream.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Stream<T> {
     pub(super) queue: VecDeque<Entry<T>>,
     pub(super) config: StreamConfig,

@@ -114,6 +114,21 @@ fn rock_remove_stream() {
 }
 
 #[test]
+fn rock_copy_state_test_clones_are_independent() {
+    let mut reader = Rig::new(2000, &[cfg(2000, 5, -1)]);
+    reader.pushes(&[(0, 10_000, "a"), (0, 11_000, "b")]);
+    let mut reader2 = Rig {
+        a: reader.a.clone(),
+        s: reader.s.clone(),
+    };
+    // Nothing released yet: no latency (Rock reports 11 s against time 0).
+    assert_eq!(reader.a.latency(), None);
+    assert_eq!(reader.drain(), ["a", "b"]);
+    assert_eq!(reader2.drain(), ["a", "b"]);
+    assert_eq!(reader.a.status(), reader2.a.status());
+}
+
+#[test]
 fn rock_drop_test_backward() {
     let mut r = Rig::new(2000, &[cfg(2000, 5, -1)]);
     r.pushes(&[(0, 10_000, "a"), (0, 11_000, "b")]);
