@@ -6,8 +6,9 @@ use std::task::{Context, Poll};
 
 use syncline_core::Timestamp;
 use syncline_core::aligner::{Aligner, DropReason, Push, StreamId};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
+use super::control::{AlignerControl, Command};
 use super::lane::Lane;
 use super::{AlignedStatus, LaneStatus};
 use crate::clock::{Clock, ClockSleep};
@@ -30,6 +31,8 @@ pub(super) struct Engine<O> {
     /// while releases made due by its arrival time go out first.
     stash: Option<(usize, Timestamp, Option<Timestamp>)>,
     finished: bool,
+    control_tx: mpsc::UnboundedSender<Command>,
+    control_rx: mpsc::UnboundedReceiver<Command>,
     status_tx: watch::Sender<AlignedStatus>,
     since_status: u32,
 }
@@ -56,7 +59,10 @@ impl<O> Engine<O> {
             finished: false,
         });
         let n = lanes.len();
+        let (control_tx, control_rx) = mpsc::unbounded_channel();
         Engine {
+            control_tx,
+            control_rx,
             core,
             ids,
             lanes,
@@ -83,6 +89,63 @@ impl<O> Engine<O> {
 
     pub(super) fn watch(&self) -> watch::Receiver<AlignedStatus> {
         self.status_tx.subscribe()
+    }
+
+    pub(super) fn stream_id(&self, name: &str) -> Option<StreamId> {
+        let k = self.lane_status.iter().position(|l| l.name == name)?;
+        self.ids.get(k).copied()
+    }
+
+    pub(super) fn control(&self) -> AlignerControl {
+        AlignerControl {
+            tx: self.control_tx.clone(),
+        }
+    }
+
+    /// Applies the pending control commands; `true` if there were any.
+    fn poll_control(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut any = false;
+        while let Poll::Ready(Some(c)) = self.control_rx.poll_recv(cx) {
+            any = true;
+            let r = match c {
+                Command::Timeout(t) => {
+                    self.core.set_timeout(t);
+                    Ok(())
+                }
+                Command::Period(id, p) => self.core.set_period(id, p),
+                Command::Priority(id, p) => self.core.set_priority(id, p),
+                Command::Disable(id) => self.core.disable_stream(id),
+                Command::Enable(id) => self.core.enable_stream(id),
+                Command::End(id) => self.core.end_stream(id),
+                Command::Remove(id) => self.remove(id),
+            };
+            if let Err(e) = r {
+                tracing::warn!("aligner: control command {c:?} ignored: {e}");
+            }
+            self.since_status += 1;
+        }
+        any
+    }
+
+    /// Removes a stream: stops polling its input, drops its queued values
+    /// (counted by the core as `dropped_removed`).
+    fn remove(&mut self, id: StreamId) -> Result<(), syncline_core::aligner::AlignerError> {
+        let dropped = self.core.remove_stream(id)?.count();
+        let k = id.slot();
+        if let Some(lane) = self.lanes.get_mut(k) {
+            lane.clear();
+        }
+        if let Some(e) = self.ended.get_mut(k)
+            && !*e
+        {
+            *e = true;
+            self.open -= 1;
+        }
+        if matches!(self.stash, Some((lane, ..)) if lane == k) {
+            self.stash = None;
+        }
+        tracing::debug!(stream = self.name(k), dropped, "aligner: stream removed");
+        Ok(())
     }
 
     pub(super) fn publish(&mut self) {
@@ -220,6 +283,9 @@ impl<O> Engine<O> {
             if self.open == 0 {
                 self.core.finish();
                 self.finished = true;
+                continue;
+            }
+            if self.poll_control(cx) {
                 continue;
             }
             if let Poll::Ready(true) = self.poll_inputs(cx) {

@@ -40,6 +40,8 @@ pub(super) trait Lane<O>: Send {
     fn discard(&mut self);
     /// The core evicted this lane's oldest queued sample.
     fn evict(&mut self);
+    /// The stream was removed: drop the queued and pending values.
+    fn clear(&mut self);
     /// Whether the consumer can take the next release now.
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
     /// The core released this lane's oldest queued sample, at `stamp`.
@@ -107,6 +109,10 @@ impl<T: Send, D: Deliver<T>> Lane<D::Out> for QueueLane<T, D> {
     }
     fn evict(&mut self) {
         self.queue.pop_front();
+    }
+    fn clear(&mut self) {
+        self.pending = None;
+        self.queue.clear();
     }
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
         self.out.poll_ready(cx)

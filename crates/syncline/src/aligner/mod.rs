@@ -53,6 +53,7 @@
 //! # }
 //! ```
 
+mod control;
 mod engine;
 mod lane;
 #[cfg(test)]
@@ -74,6 +75,7 @@ pub use syncline_core::aligner::{
 use syncline_core::{Stamped, Timestamp};
 
 use crate::clock::Clock;
+pub use control::{AlignerControl, ControlError};
 use engine::Engine;
 use lane::{Channel, Lane, QueueLane, Wrap};
 
@@ -212,6 +214,16 @@ impl<E> Aligned<E> {
     pub fn status_watch(&self) -> watch::Receiver<AlignedStatus> {
         self.engine.watch()
     }
+
+    /// A handle to change the running aligner (timeout, periods, streams).
+    pub fn control(&self) -> AlignerControl {
+        self.engine.control()
+    }
+
+    /// The handle of the input registered as `name` (the first, if several).
+    pub fn stream_id(&self, name: &str) -> Option<StreamId> {
+        self.engine.stream_id(name)
+    }
 }
 
 impl<E> std::fmt::Debug for Aligned<E> {
@@ -331,6 +343,16 @@ impl FanOut {
     /// A `watch` receiver of the status, updated while the driver runs.
     pub fn status_watch(&self) -> watch::Receiver<AlignedStatus> {
         self.engine.watch()
+    }
+
+    /// A handle to change the running aligner (timeout, periods, streams).
+    pub fn control(&self) -> AlignerControl {
+        self.engine.control()
+    }
+
+    /// The handle of the input registered as `name` (the first, if several).
+    pub fn stream_id(&self, name: &str) -> Option<StreamId> {
+        self.engine.stream_id(name)
     }
 }
 

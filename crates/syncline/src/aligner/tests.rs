@@ -260,6 +260,66 @@ async fn bad_stream_config_is_an_error() {
     assert!(out.next().await.is_none());
 }
 
+#[tokio::test(start_paused = true)]
+async fn run_time_control_disable_timeout_and_remove() {
+    let clock = TokioClock::starting_at(ms(0));
+    let (a_tx, a) = input::<u32>();
+    let (_b_tx, b) = input::<String>(); // silent
+    let (c_tx, c) = input::<u32>();
+    let mut builder = AlignerBuilder::new(config(1000)).live(clock);
+    builder.stream("a", a, period(10), Msg::A).unwrap();
+    let b_id = builder.stream("b", b, period(10), Msg::B).unwrap();
+    let c_id = builder.stream("c", c, period(10), Msg::A).unwrap();
+    let mut aligned = builder.aligned();
+    assert_eq!(aligned.stream_id("b"), Some(b_id));
+    assert_eq!(aligned.stream_id("zz"), None);
+    let control = aligned.control();
+
+    // c delivers one sample, then a; b (silent) holds both back.
+    c_tx.send(Stamped::new(ms(5_000), 9)).await.unwrap();
+    a_tx.send(Stamped::new(ms(5_010), 1)).await.unwrap();
+    let waited = tokio::time::timeout(Duration::from_millis(500), aligned.next()).await;
+    assert!(waited.is_err(), "b still holds back");
+    // Remove c (its queued sample is dropped and counted) and disable b:
+    // a's sample goes at once, long before the 1 s bound.
+    control.remove(c_id).unwrap();
+    control.disable(b_id).unwrap();
+    let t0 = clock.now();
+    assert_eq!(
+        aligned.next().await,
+        Some(Msg::A(Stamped::new(ms(5_010), 1)))
+    );
+    assert_eq!(clock.now(), t0);
+    let st = aligned.status();
+    assert_eq!(st.aligner.dropped_removed, 1);
+    assert_eq!(st.aligner.streams.len(), 2);
+
+    // Enable b again and shorten the timeout: the next sample waits 200 ms.
+    control.enable(b_id).unwrap();
+    control.set_timeout(TimeDelta::from_millis(200)).unwrap();
+    assert!(
+        control
+            .set_period(b_id, TimeDelta::from_millis(-1))
+            .is_err()
+    );
+    control.set_priority(b_id, 3).unwrap();
+    control.end(c_id).unwrap(); // removed: ignored, logged
+    a_tx.send(Stamped::new(ms(5_020), 2)).await.unwrap();
+    tokio::task::yield_now().await;
+    let arrived = clock.now();
+    assert_eq!(
+        aligned.next().await,
+        Some(Msg::A(Stamped::new(ms(5_020), 2)))
+    );
+    assert_eq!(
+        clock.now().checked_since(arrived).unwrap(),
+        TimeDelta::from_millis(200)
+    );
+    assert_eq!(aligned.status().aligner.streams[1].priority, 3);
+    drop(aligned);
+    assert_eq!(control.disable(b_id), Err(ControlError::Gone));
+}
+
 proptest::proptest! {
     /// Replay with period-0 lookahead (no promise beyond "not earlier than
     /// my last sample") and room for everything: whatever the interleaving
