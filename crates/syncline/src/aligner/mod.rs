@@ -197,6 +197,31 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     }
 }
 
+/// The accessors [`Aligned`] and [`FanOut`] share (both wrap an `engine`).
+macro_rules! engine_accessors {
+    () => {
+        /// The current status.
+        pub fn status(&self) -> AlignedStatus {
+            self.engine.status()
+        }
+
+        /// A `watch` receiver of the status, updated while it runs.
+        pub fn status_watch(&self) -> watch::Receiver<AlignedStatus> {
+            self.engine.watch()
+        }
+
+        /// A handle to change the running aligner (timeout, periods, streams).
+        pub fn control(&self) -> AlignerControl {
+            self.engine.control()
+        }
+
+        /// The handle of the input registered as `name` (the first, if several).
+        pub fn stream_id(&self, name: &str) -> Option<StreamId> {
+            self.engine.stream_id(name)
+        }
+    };
+}
+
 /// The samples of every input in global timestamp order, as a `Stream` of
 /// `E`; it ends when every input ended and everything was released.
 #[must_use = "streams do nothing unless polled"]
@@ -205,25 +230,7 @@ pub struct Aligned<E> {
 }
 
 impl<E> Aligned<E> {
-    /// The current status.
-    pub fn status(&self) -> AlignedStatus {
-        self.engine.status()
-    }
-
-    /// A `watch` receiver of the status, updated while the stream runs.
-    pub fn status_watch(&self) -> watch::Receiver<AlignedStatus> {
-        self.engine.watch()
-    }
-
-    /// A handle to change the running aligner (timeout, periods, streams).
-    pub fn control(&self) -> AlignerControl {
-        self.engine.control()
-    }
-
-    /// The handle of the input registered as `name` (the first, if several).
-    pub fn stream_id(&self, name: &str) -> Option<StreamId> {
-        self.engine.stream_id(name)
-    }
+    engine_accessors!();
 }
 
 impl<E> std::fmt::Debug for Aligned<E> {
@@ -335,25 +342,7 @@ pub struct FanOut {
 }
 
 impl FanOut {
-    /// The current status.
-    pub fn status(&self) -> AlignedStatus {
-        self.engine.status()
-    }
-
-    /// A `watch` receiver of the status, updated while the driver runs.
-    pub fn status_watch(&self) -> watch::Receiver<AlignedStatus> {
-        self.engine.watch()
-    }
-
-    /// A handle to change the running aligner (timeout, periods, streams).
-    pub fn control(&self) -> AlignerControl {
-        self.engine.control()
-    }
-
-    /// The handle of the input registered as `name` (the first, if several).
-    pub fn stream_id(&self, name: &str) -> Option<StreamId> {
-        self.engine.stream_id(name)
-    }
+    engine_accessors!();
 }
 
 impl std::fmt::Debug for FanOut {
