@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod align;
 mod associate;
 mod error;
 mod input;
@@ -32,12 +33,15 @@ enum Command {
     Associate(associate::AssociateArgs),
     /// Multi-topic synchronizers: ApproximateTime, ExactTime, LatestTime.
     Sync(sync::SyncArgs),
+    /// Replay streams in timestamp order through the stream aligner.
+    Align(align::AlignArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Associate(args) => associate::run(args),
         Command::Sync(args) => sync::run(args),
+        Command::Align(args) => align::run(args),
     }
 }
 

@@ -20,6 +20,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aligner;
 pub mod associate;
 pub mod interp;
 pub mod stamped;

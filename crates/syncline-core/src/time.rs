@@ -98,11 +98,13 @@ impl Timestamp {
     pub const MAX: Timestamp = Timestamp(i64::MAX);
 
     /// The instant `nanos` nanoseconds after the epoch.
+    #[inline]
     pub const fn from_nanos(nanos: i64) -> Self {
         Timestamp(nanos)
     }
 
     /// Nanoseconds since the epoch.
+    #[inline]
     pub const fn as_nanos(self) -> i64 {
         self.0
     }
@@ -120,6 +122,7 @@ impl Timestamp {
     }
 
     /// `self + delta`, or [`TimeError::Overflow`].
+    #[inline]
     pub const fn checked_add(self, delta: TimeDelta) -> Result<Self, TimeError> {
         match self.0.checked_add(delta.0) {
             Some(n) => Ok(Timestamp(n)),
@@ -128,6 +131,7 @@ impl Timestamp {
     }
 
     /// `self - delta`, or [`TimeError::Overflow`].
+    #[inline]
     pub const fn checked_sub(self, delta: TimeDelta) -> Result<Self, TimeError> {
         match self.0.checked_sub(delta.0) {
             Some(n) => Ok(Timestamp(n)),
@@ -137,6 +141,7 @@ impl Timestamp {
 
     /// The signed difference `self - earlier`, or [`TimeError::Overflow`]
     /// when the two instants are more than ±292 years apart.
+    #[inline]
     pub const fn checked_since(self, earlier: Timestamp) -> Result<TimeDelta, TimeError> {
         match self.0.checked_sub(earlier.0) {
             Some(n) => Ok(TimeDelta(n)),
@@ -146,16 +151,19 @@ impl Timestamp {
 
     /// The exact signed difference `self - earlier` in nanoseconds, which
     /// always fits in an `i128`.
+    #[inline]
     pub const fn nanos_since_wide(self, earlier: Timestamp) -> i128 {
         self.0 as i128 - earlier.0 as i128
     }
 
     /// `self + delta`, clamped to [`Timestamp::MIN`] ..= [`Timestamp::MAX`].
+    #[inline]
     pub const fn saturating_add(self, delta: TimeDelta) -> Self {
         Timestamp(self.0.saturating_add(delta.0))
     }
 
     /// `self - delta`, clamped to [`Timestamp::MIN`] ..= [`Timestamp::MAX`].
+    #[inline]
     pub const fn saturating_sub(self, delta: TimeDelta) -> Self {
         Timestamp(self.0.saturating_sub(delta.0))
     }
@@ -193,6 +201,7 @@ impl TimeDelta {
     pub const MAX: TimeDelta = TimeDelta(i64::MAX);
 
     /// A difference of `nanos` nanoseconds.
+    #[inline]
     pub const fn from_nanos(nanos: i64) -> Self {
         TimeDelta(nanos)
     }
@@ -219,6 +228,7 @@ impl TimeDelta {
     }
 
     /// The difference in nanoseconds.
+    #[inline]
     pub const fn as_nanos(self) -> i64 {
         self.0
     }
@@ -229,21 +239,25 @@ impl TimeDelta {
     }
 
     /// True for a strictly negative difference.
+    #[inline]
     pub const fn is_negative(self) -> bool {
         self.0 < 0
     }
 
     /// True for a strictly positive difference.
+    #[inline]
     pub const fn is_positive(self) -> bool {
         self.0 > 0
     }
 
     /// True for a zero difference.
+    #[inline]
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }
 
     /// `self + other`, or [`TimeError::Overflow`].
+    #[inline]
     pub const fn checked_add(self, other: TimeDelta) -> Result<Self, TimeError> {
         match self.0.checked_add(other.0) {
             Some(n) => Ok(TimeDelta(n)),
@@ -252,6 +266,7 @@ impl TimeDelta {
     }
 
     /// `self - other`, or [`TimeError::Overflow`].
+    #[inline]
     pub const fn checked_sub(self, other: TimeDelta) -> Result<Self, TimeError> {
         match self.0.checked_sub(other.0) {
             Some(n) => Ok(TimeDelta(n)),
@@ -284,11 +299,13 @@ impl TimeDelta {
     }
 
     /// `self + other`, clamped to the representable range.
+    #[inline]
     pub const fn saturating_add(self, other: TimeDelta) -> Self {
         TimeDelta(self.0.saturating_add(other.0))
     }
 
     /// `self - other`, clamped to the representable range.
+    #[inline]
     pub const fn saturating_sub(self, other: TimeDelta) -> Self {
         TimeDelta(self.0.saturating_sub(other.0))
     }

@@ -16,6 +16,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aligner;
 pub mod clock;
 pub mod interpolated;
 pub mod sync;
