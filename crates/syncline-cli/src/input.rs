@@ -355,9 +355,8 @@ mod tests {
 
     #[test]
     fn header_after_comments_columns_by_name_ids_and_lines() {
-        let mut inp = input(
-            "# a comment\n\n  stamp_ns , topic,extra\n 5 , a ,x\n# skipped\n\n\"6\",\"b\"\n",
-        );
+        let mut inp =
+            input("# a comment\n\n  stamp_ns , topic,extra\n 5 , a ,x\n# skipped\n\n\"6\",\"b\"\n");
         let stamp = inp.require("stamp_ns").unwrap();
         let topic = inp.require("topic").unwrap();
         assert!(inp.column("arrival_ns").is_none());
@@ -377,7 +376,10 @@ mod tests {
         let inp = input("topic\nx\n");
         let err = inp.require("stamp_ns").unwrap_err();
         assert_eq!(err.exit_code(), 2);
-        assert_eq!(err.to_string(), "t.csv:1: missing required column `stamp_ns`");
+        assert_eq!(
+            err.to_string(),
+            "t.csv:1: missing required column `stamp_ns`"
+        );
         let mut inp = input("stamp_ns\n1\nabc\n");
         let col = inp.require("stamp_ns").unwrap();
         let r = inp.next_row().unwrap().unwrap();

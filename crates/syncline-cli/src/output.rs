@@ -48,8 +48,7 @@ impl Output {
 
     /// Writes `s` as a JSON string literal, escaped.
     pub fn string(&mut self, s: &str) -> Result<(), CliError> {
-        serde_json::to_writer(&mut self.inner, s)
-            .map_err(|e| CliError::output(io::Error::other(e)))
+        serde_json::to_writer(&mut self.inner, s).map_err(|e| CliError::output(io::Error::other(e)))
     }
 
     /// Writes any serde value as JSON (status lines and other cold paths).

@@ -22,6 +22,7 @@
 
 pub mod stamped;
 pub mod time;
+pub mod timer;
 
 pub use stamped::{HasStamp, Stamped};
 pub use time::{TimeDelta, TimeError, Timestamp};

@@ -41,9 +41,7 @@ pub enum TimeError {
 /// assert_eq!(t.as_nanos(), 1_500_000_000);
 /// assert!(Timestamp::MAX.checked_add(TimeDelta::from_nanos(1)).is_err());
 /// ```
-#[derive(
-    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Timestamp(i64);
 
@@ -61,9 +59,7 @@ pub struct Timestamp(i64);
 /// assert_eq!(Duration::try_from(d).unwrap(), Duration::from_millis(10));
 /// assert!(Duration::try_from(TimeDelta::from_millis(-1)).is_err());
 /// ```
-#[derive(
-    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TimeDelta(i64);
 
@@ -395,12 +391,18 @@ mod tests {
         assert_eq!(TimeDelta::MIN.checked_neg(), Err(TimeError::Overflow));
         assert_eq!(TimeDelta::MIN.checked_abs(), Err(TimeError::Overflow));
         assert_eq!(TimeDelta::MAX.checked_mul(2), Err(TimeError::Overflow));
-        assert_eq!(Timestamp::MAX.saturating_add(TimeDelta::MAX), Timestamp::MAX);
+        assert_eq!(
+            Timestamp::MAX.saturating_add(TimeDelta::MAX),
+            Timestamp::MAX
+        );
     }
 
     #[test]
     fn float_conversions() {
-        assert_eq!(Timestamp::from_secs_f64(-1.25).unwrap().as_nanos(), -1_250_000_000);
+        assert_eq!(
+            Timestamp::from_secs_f64(-1.25).unwrap().as_nanos(),
+            -1_250_000_000
+        );
         assert!(matches!(
             Timestamp::from_secs_f64(f64::NAN),
             Err(TimeError::NotFinite(_))

@@ -197,7 +197,9 @@ mod tests {
     async fn shared_clock_via_arc() {
         let clock: Arc<dyn Clock> = Arc::new(TokioClock::starting_at(Timestamp::EPOCH));
         let t = clock.now();
-        clock.sleep_until(t.saturating_add(TimeDelta::from_secs(1))).await;
+        clock
+            .sleep_until(t.saturating_add(TimeDelta::from_secs(1)))
+            .await;
         assert_eq!(clock.now(), Timestamp::from_nanos(1_000_000_000));
     }
 
