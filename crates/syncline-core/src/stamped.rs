@@ -116,7 +116,7 @@ mod tests {
         let s = Stamped::new(Timestamp::from_nanos(9), "x");
         assert_eq!(std::sync::Arc::new(s).stamp().as_nanos(), 9);
         assert_eq!(Box::new(s).stamp().as_nanos(), 9);
-        assert_eq!((&s).stamp().as_nanos(), 9);
+        assert_eq!(HasStamp::stamp(&&s).as_nanos(), 9);
         assert_eq!(s.as_ref().value, &"x");
         assert_eq!(s.into_parts(), (Timestamp::from_nanos(9), "x"));
     }
