@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod error;
 mod input;
 mod output;
+mod timer;
 
 pub use error::CliError;
 
@@ -25,10 +26,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Timer precision on this machine: lateness of each periodic wake-up.
+    Timer(timer::TimerArgs),
+}
 
 fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Timer(args) => timer::run(args),
+    }
 }
 
 fn main() -> ExitCode {

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+pub mod timer;
 
 pub use syncline_core as core;
 pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
