@@ -9,12 +9,15 @@
 //!   simulated time step by step, detects out-of-sync and unresponsive
 //!   participants and recovers from both.
 //! * [`SimParticipant`]: the participant side of simulated time.
+//! * [`Header`] / [`ValidReader`]: message stamping (creation and
+//!   valid-after times) and the reader that returns the newest valid sample.
 //!
 //! All of them are sans-IO: time comes in as an argument.
 
 mod coordinator;
 mod participant;
 mod schedule;
+mod stamp;
 
 pub use coordinator::{
     Command, Coordinator, CoordinatorConfig, CoordinatorError, CoordinatorStatus, Event, Mode,
@@ -22,6 +25,7 @@ pub use coordinator::{
 };
 pub use participant::{Action, ParticipantCounters, SimParticipant};
 pub use schedule::{Grid, Schedule, ScheduleError, ScheduleStatus, Tick};
+pub use stamp::{Header, ValidReader, ValidReaderStatus, ValidSample};
 
 #[cfg(test)]
 mod tests;
