@@ -1,6 +1,7 @@
 //! The coordinator's async shell: drives a [`Coordinator`] core over a
 //! [`CoordinatorTransport`], event-driven (no polling, no debounce sleeps).
 
+use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -211,7 +212,16 @@ async fn drive<T: CoordinatorTransport, C: Clock>(
                 None => ctrl_open = false,
             },
             m = transport.recv() => match m {
-                Some(m) => handle_inbound(&mut core, m, clock.now()),
+                Some(m) => {
+                    // Take whatever else is already queued in the same
+                    // pass (one clock read, one select per batch).
+                    let now = clock.now();
+                    handle_inbound(&mut core, m, now);
+                    while let Some(Some(m)) = transport.recv().now_or_never() {
+                        handle_inbound(&mut core, m, now);
+                        flush(&mut core, &mut transport);
+                    }
+                }
                 None => break,
             },
             () = timer => {

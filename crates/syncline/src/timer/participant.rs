@@ -73,6 +73,8 @@ pub async fn run_simulated<T: ParticipantTransport>(
         return Ended::CoordinatorGone;
     }
     let mut heard = false;
+    let stopped = stop.stopped();
+    tokio::pin!(stopped);
     loop {
         let heartbeat = async {
             if heard {
@@ -83,7 +85,7 @@ pub async fn run_simulated<T: ParticipantTransport>(
         };
         let signal = tokio::select! {
             biased;
-            () = stop.stopped() => return Ended::Stopped,
+            () = &mut stopped => return Ended::Stopped,
             s = transport.recv() => s,
             () = heartbeat => {
                 if !report(transport, core) {
