@@ -304,7 +304,7 @@ fn real_time_timer_counts_panics_and_overruns_and_keeps_its_grid() {
     assert_eq!(stats.ticks, 6);
     assert_eq!(stats.panics, 1);
     assert!(stats.overruns >= 1);
-    assert!(stats.missed >= 3);
+    assert!(stats.missed >= 2); // d + 2 ms and d + 4 ms at least
     let seen = seen.lock().unwrap();
     for w in seen.windows(2) {
         let d = w[1].checked_since(w[0]).unwrap().as_nanos();
@@ -364,11 +364,12 @@ fn simulated_timer_steps_with_the_coordinator_and_survives_its_loss() {
         coordinator.stop();
         coordinator.join().await;
     });
-    let ended = timer.stop();
-    assert!(matches!(
-        ended,
-        Some(Ok(Ended::StopSignal | Ended::CoordinatorGone))
-    ));
+    let ended = timer.join(); // it ends by itself: no local stop
+    assert!(
+        matches!(ended, Some(Ok(Ended::StopSignal | Ended::CoordinatorGone))),
+        "{ended:?}"
+    );
+    assert!(timer.stop().is_none()); // already ended and joined
     assert_eq!(timer.start_time(), Some(Timestamp::EPOCH));
 }
 
@@ -399,7 +400,9 @@ fn real_time_timer_waits_for_the_latched_start() {
     let at = status.start_at.unwrap();
     assert!(first >= at, "first tick {first} before the start {at}");
     assert_eq!(first.as_nanos() % 5_000_000, 1_000_000);
-    assert_eq!(timer.start_time(), Some(first));
+    // The first deadline (a busy machine may wake past it: then skipped).
+    let start = timer.start_time().unwrap();
+    assert!(start >= at && start <= first);
     assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
     rt.block_on(async {
         coordinator.stop();
