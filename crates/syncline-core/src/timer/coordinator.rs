@@ -35,6 +35,17 @@ pub enum Mode {
     Simulated,
 }
 
+/// A speed limit for simulated time: at most `sim` nanoseconds of
+/// simulated time per `real` nanoseconds of the shell's clock (`sim: 10,
+/// real: 1` = ten times faster than real time; `1, 1` = real-time pace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pace {
+    /// Simulated nanoseconds...
+    pub sim: u32,
+    /// ...per this many nanoseconds of the shell's clock.
+    pub real: u32,
+}
+
 /// Configuration of a [`Coordinator`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoordinatorConfig {
@@ -47,6 +58,9 @@ pub struct CoordinatorConfig {
     /// participant may take to report again before it is declared
     /// unresponsive and no longer waited for. Must be positive.
     pub answer_timeout: TimeDelta,
+    /// Simulated time: `None` runs as fast as the participants allow; a
+    /// [`Pace`] holds each step until the shell's clock catches up.
+    pub pace: Option<Pace>,
 }
 
 impl CoordinatorConfig {
@@ -56,6 +70,7 @@ impl CoordinatorConfig {
             mode: Mode::Simulated,
             expected: Vec::new(),
             answer_timeout: TimeDelta::from_secs(1),
+            pace: None,
         }
     }
 
@@ -71,6 +86,12 @@ impl CoordinatorConfig {
     /// Sets the expected participants (automatic start once all are ready).
     pub fn expect<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.expected = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Limits the speed of simulated time (see [`Pace`]).
+    pub fn pace(mut self, sim: u32, real: u32) -> Self {
+        self.pace = Some(Pace { sim, real });
         self
     }
 
@@ -328,6 +349,10 @@ pub struct Coordinator {
     current: Option<Timestamp>,
     start_at: Option<Timestamp>,
     working: usize,
+    /// Pace: (shell time, simulated time) of the first step.
+    pace_origin: Option<(Timestamp, Timestamp)>,
+    /// Pace: the shell time at which the held next step may be taken.
+    held_until: Option<Timestamp>,
     commands: VecDeque<Command>,
     events: VecDeque<Event>,
     steps: u64,
@@ -350,6 +375,9 @@ impl Coordinator {
         {
             return Err(CoordinatorError::Config("start_delay must not be negative"));
         }
+        if config.pace.is_some_and(|p| p.sim == 0 || p.real == 0) {
+            return Err(CoordinatorError::Config("pace must be positive"));
+        }
         Ok(Coordinator {
             config,
             phase: Phase::Registering,
@@ -358,6 +386,8 @@ impl Coordinator {
             current: None,
             start_at: None,
             working: 0,
+            pace_origin: None,
+            held_until: None,
             commands: VecDeque::with_capacity(64),
             events: VecDeque::with_capacity(16),
             steps: 0,
@@ -600,6 +630,7 @@ impl Coordinator {
         }
         self.phase = Phase::Stopped;
         self.working = 0;
+        self.held_until = None;
         self.command(Recipient::All, Signal::Stop);
         self.event(Event::Stopped);
     }
@@ -615,6 +646,18 @@ impl Coordinator {
             .filter_map(|p| p.next)
             .min();
         let Some(min) = min else { return };
+        if let Some(pace) = self.config.pace {
+            let (wall0, sim0) = *self.pace_origin.get_or_insert((now, min));
+            let sim_elapsed = min.nanos_since_wide(sim0);
+            let wall =
+                wall0.as_nanos() as i128 + sim_elapsed * pace.real as i128 / pace.sim as i128;
+            let due = Timestamp::from_nanos(wall.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+            if now < due {
+                self.held_until = Some(due);
+                return;
+            }
+        }
+        self.held_until = None;
         self.current = Some(min);
         self.steps = self.steps.saturating_add(1);
         for i in 0..self.participants.len() {
@@ -644,10 +687,11 @@ impl Coordinator {
     }
 
     /// When the shell must call [`handle_timeout`](Self::handle_timeout):
-    /// the earliest answer deadline of a triggered participant.
+    /// the earliest answer deadline of a triggered participant, or (with a
+    /// [`Pace`]) the instant the next step is due.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         if self.working == 0 {
-            return None;
+            return self.held_until.filter(|_| self.phase == Phase::Running);
         }
         self.participants
             .iter()
@@ -661,6 +705,7 @@ impl Coordinator {
     /// [`Event::Unresponsive`]) and time goes on without them.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         if self.working == 0 {
+            self.maybe_advance(now);
             return;
         }
         let timeout = self.config.answer_timeout;

@@ -21,7 +21,7 @@ mod stamp;
 
 pub use coordinator::{
     Command, Coordinator, CoordinatorConfig, CoordinatorError, CoordinatorStatus, Event, Mode,
-    ParticipantId, ParticipantState, ParticipantStatus, Phase, Recipient, Report, Signal,
+    Pace, ParticipantId, ParticipantState, ParticipantStatus, Phase, Recipient, Report, Signal,
 };
 pub use participant::{Action, ParticipantCounters, SimParticipant};
 pub use schedule::{Grid, Schedule, ScheduleError, ScheduleStatus, Tick};

@@ -439,6 +439,38 @@ fn unresponsive_participant_is_reported_and_not_waited_for() {
 }
 
 #[test]
+fn pace_holds_steps_until_the_shell_clock_catches_up() {
+    // Ten times faster than real time: 10 ms simulated per 1 ms of shell time.
+    let config = CoordinatorConfig::simulated().pace(10, 1);
+    let mut h = Harness::new(config, &[grid(10_000_000, 0)]);
+    h.now = ts(1_000);
+    h.report_all();
+    h.coord.start(h.now);
+    h.drive(ts(i64::MAX), &[]);
+    // Step 0 runs at once; step 10 ms is held until shell time 1_000 + 1 ms.
+    assert_eq!(h.steps, vec![(ts(0), 0)]);
+    assert_eq!(h.coord.poll_timeout(), Some(ts(1_001_000)));
+    h.coord.handle_timeout(ts(1_000_999));
+    assert_eq!(h.coord.poll_command(), None);
+    h.now = ts(1_001_000);
+    h.coord.handle_timeout(h.now);
+    h.drive(ts(i64::MAX), &[]);
+    assert_eq!(h.steps, vec![(ts(0), 0), (ts(10_000_000), 0)]);
+    assert_eq!(h.coord.poll_timeout(), Some(ts(2_001_000)));
+    // A shell that looks late takes every step already due (20, 30, 40 ms),
+    // and holds the next one (50 ms, due at 5_001_000).
+    h.now = ts(5_000_000);
+    h.coord.handle_timeout(h.now);
+    h.drive(ts(i64::MAX), &[]);
+    assert_eq!(h.steps.len(), 5);
+    assert_eq!(h.coord.poll_timeout(), Some(ts(5_001_000)));
+    assert!(matches!(
+        Coordinator::new(CoordinatorConfig::simulated().pace(0, 1)),
+        Err(CoordinatorError::Config(_))
+    ));
+}
+
+#[test]
 fn real_time_start_is_latched_for_late_joiners() {
     let config = CoordinatorConfig::real_time(TimeDelta::from_secs(1));
     let mut c = Coordinator::new(config).unwrap();
