@@ -14,6 +14,18 @@ fn grid(p: i64, o: i64) -> Grid {
     Grid::new(TimeDelta::from_nanos(p), TimeDelta::from_nanos(o)).unwrap()
 }
 
+/// `from` reports "ready, next wake-up at `next`" at shell time `now`.
+fn ready(c: &mut Coordinator, from: ParticipantId, next: i64, now: i64) {
+    c.handle(
+        Report::Ready {
+            from,
+            next: ts(next),
+        },
+        ts(now),
+    )
+    .unwrap();
+}
+
 /// A coordinator with sans-IO participants, stepped by hand.
 struct Harness {
     coord: Coordinator,
@@ -170,42 +182,14 @@ fn time_waits_for_every_participant_due() {
     let mut c = Coordinator::new(CoordinatorConfig::simulated()).unwrap();
     let a = c.register("a").unwrap();
     let b = c.register("b").unwrap();
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(0),
-        },
-        ts(0),
-    )
-    .unwrap();
-    c.handle(
-        Report::Ready {
-            from: b,
-            next: ts(0),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 0, 0);
+    ready(&mut c, b, 0, 0);
     c.start(ts(0));
     while c.poll_command().is_some() {}
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(10),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 10, 0);
     assert_eq!(c.poll_command(), None);
     assert_eq!(c.current(), Some(ts(0)));
-    c.handle(
-        Report::Ready {
-            from: b,
-            next: ts(10),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, b, 10, 0);
     assert_eq!(c.current(), Some(ts(10)));
     assert_eq!(
         c.poll_command(),
@@ -222,14 +206,7 @@ fn time_waits_for_every_participant_due() {
         })
     );
     // A duplicate "still at the current step" report changes nothing.
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(10),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 10, 0);
     assert_eq!(c.poll_command(), None);
 }
 
@@ -238,26 +215,12 @@ fn expected_participants_start_automatically() {
     let config = CoordinatorConfig::simulated().expect(["a", "b"]);
     let mut c = Coordinator::new(config).unwrap();
     let a = c.register("a").unwrap();
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(0),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 0, 0);
     assert_eq!(c.phase(), Phase::Registering);
     assert_eq!(c.status().missing, vec!["b".to_string()]);
     let b = c.register("b").unwrap();
     assert_eq!(c.status().missing, vec!["b".to_string()]); // registered, not ready
-    c.handle(
-        Report::Ready {
-            from: b,
-            next: ts(3),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, b, 3, 0);
     assert_eq!(c.phase(), Phase::Running);
     assert_eq!(c.poll_event(), Some(Event::Started { missing: 0 }));
     assert_eq!(c.current(), Some(ts(0)));
@@ -268,14 +231,7 @@ fn start_on_command_reports_missing_expected() {
     let config = CoordinatorConfig::simulated().expect(["a", "b"]);
     let mut c = Coordinator::new(config).unwrap();
     let a = c.register("a").unwrap();
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(4),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 4, 0);
     c.start(ts(0));
     assert_eq!(c.poll_event(), Some(Event::Started { missing: 1 }));
     assert_eq!(
@@ -293,14 +249,7 @@ fn start_with_nobody_waits_for_the_first_report() {
     c.start(ts(0));
     assert_eq!(c.poll_command(), None);
     let a = c.register("a").unwrap();
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(7),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 7, 0);
     assert_eq!(c.current(), Some(ts(7)));
     assert!(c.poll_command().is_some());
 }
@@ -353,53 +302,18 @@ fn stale_report_is_ignored_and_counted() {
     let mut c = Coordinator::new(CoordinatorConfig::simulated()).unwrap();
     let a = c.register("a").unwrap();
     let b = c.register("b").unwrap();
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(0),
-        },
-        ts(0),
-    )
-    .unwrap();
-    c.handle(
-        Report::Ready {
-            from: b,
-            next: ts(0),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 0, 0);
+    ready(&mut c, b, 0, 0);
     c.start(ts(0));
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(30),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 30, 0);
     // a reports again an earlier, still-future time: stale.
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(20),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 20, 0);
     while c
         .poll_event()
         .is_some_and(|e| !matches!(e, Event::StaleReport { .. }))
     {}
     assert_eq!(c.status().stale, 1);
-    c.handle(
-        Report::Ready {
-            from: b,
-            next: ts(40),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, b, 40, 0);
     assert_eq!(c.current(), Some(ts(30)));
 }
 
@@ -475,14 +389,7 @@ fn real_time_start_is_latched_for_late_joiners() {
     let config = CoordinatorConfig::real_time(TimeDelta::from_secs(1));
     let mut c = Coordinator::new(config).unwrap();
     let a = c.register("a").unwrap();
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(0),
-        },
-        ts(5),
-    )
-    .unwrap();
+    ready(&mut c, a, 0, 5);
     c.start(ts(5));
     let at = ts(1_000_000_005);
     assert_eq!(
@@ -493,14 +400,7 @@ fn real_time_start_is_latched_for_late_joiners() {
         })
     );
     let late = c.register("late").unwrap();
-    c.handle(
-        Report::Ready {
-            from: late,
-            next: ts(0),
-        },
-        ts(9),
-    )
-    .unwrap();
+    ready(&mut c, late, 0, 9);
     assert_eq!(
         c.poll_command(),
         Some(Command {
@@ -509,14 +409,7 @@ fn real_time_start_is_latched_for_late_joiners() {
         })
     );
     // A heartbeat from a started participant is not answered again.
-    c.handle(
-        Report::Ready {
-            from: late,
-            next: ts(0),
-        },
-        ts(10),
-    )
-    .unwrap();
+    ready(&mut c, late, 0, 10);
     assert_eq!(c.poll_command(), None);
     assert_eq!(c.poll_timeout(), None);
     assert_eq!(c.status().start_at, Some(at));
@@ -540,14 +433,7 @@ fn stop_is_latched_and_stop_request_stops_everyone() {
         Some(Event::StopRequested { participant: a })
     );
     assert_eq!(c.poll_event(), Some(Event::Stopped));
-    c.handle(
-        Report::Ready {
-            from: a,
-            next: ts(0),
-        },
-        ts(0),
-    )
-    .unwrap();
+    ready(&mut c, a, 0, 0);
     assert_eq!(
         c.poll_command(),
         Some(Command {

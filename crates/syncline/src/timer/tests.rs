@@ -20,6 +20,11 @@ fn grid(ms: i64, offset_ms: i64) -> Grid {
 
 type Log = Arc<Mutex<Vec<(i64, &'static str)>>>;
 
+async fn shutdown(coordinator: TimingCoordinator) {
+    coordinator.stop();
+    assert_eq!(coordinator.join().await.phase, Phase::Stopped);
+}
+
 /// Spawns a simulated participant task that logs its steps until `until`.
 fn spawn_participant(
     connector: &BusConnector,
@@ -155,8 +160,7 @@ async fn an_unresponsive_participant_is_not_waited_for() {
         syncline_core::timer::ParticipantState::Unresponsive
     );
     drop(mute);
-    coordinator.stop();
-    coordinator.join().await;
+    shutdown(coordinator).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -228,8 +232,7 @@ async fn duplicate_names_are_rejected_without_harming_the_original() {
         syncline_core::timer::ParticipantState::Registered
     );
     drop(first);
-    coordinator.stop();
-    coordinator.join().await;
+    shutdown(coordinator).await;
 }
 
 #[tokio::test(start_paused = true)]
