@@ -90,19 +90,25 @@ impl Stats {
             let rank = (num * n).div_ceil(100).max(1);
             self.lateness[rank - 1]
         };
-        let summary = serde_json::json!({
-            "summary": {
-                "ticks": self.lateness.len(),
-                "p50_ns": pct(50),
-                "p99_ns": pct(99),
-                "max_ns": self.lateness.last().copied().unwrap_or(0),
-                "early": self.early,
-                "missed": self.missed,
-                "timer": timer,
-            }
-        });
-        out.json(&summary)?;
-        out.raw(b"\n")?;
+        let max = self.lateness.last().copied().unwrap_or(0);
+        let (p50, p99) = (pct(50), pct(99));
+        out.raw(b"{\"summary\": {\"ticks\": ")?;
+        out.int(self.lateness.len())?;
+        for (key, v) in [
+            (&b", \"p50_ns\": "[..], p50),
+            (b", \"p99_ns\": ", p99),
+            (b", \"max_ns\": ", max),
+        ] {
+            out.raw(key)?;
+            out.int(v)?;
+        }
+        out.raw(b", \"early\": ")?;
+        out.int(self.early)?;
+        out.raw(b", \"missed\": ")?;
+        out.int(self.missed)?;
+        out.raw(b", \"timer\": ")?;
+        out.string(timer)?;
+        out.raw(b"}}\n")?;
         out.flush()
     }
 }
