@@ -445,7 +445,7 @@ impl Coordinator {
         let was_working = p.state == ParticipantState::Working;
         p.state = ParticipantState::Left;
         if was_working {
-            self.working -= 1;
+            self.working = self.working.saturating_sub(1);
         }
         self.maybe_advance(now);
         Ok(())
@@ -554,7 +554,7 @@ impl Coordinator {
             p.state = ParticipantState::OutOfSync;
             p.next = Some(next);
             if was_working {
-                self.working -= 1;
+                self.working = self.working.saturating_sub(1);
             }
             self.out_of_sync = self.out_of_sync.saturating_add(1);
             self.event(Event::OutOfSync {
@@ -583,7 +583,7 @@ impl Coordinator {
             p.state = ParticipantState::Waiting;
             p.next = Some(next);
             if was_working {
-                self.working -= 1;
+                self.working = self.working.saturating_sub(1);
             }
         }
         self.maybe_advance(now);
@@ -631,6 +631,11 @@ impl Coordinator {
         self.phase = Phase::Stopped;
         self.working = 0;
         self.held_until = None;
+        for p in &mut self.participants {
+            if p.state == ParticipantState::Working {
+                p.state = ParticipantState::Waiting;
+            }
+        }
         self.command(Recipient::All, Signal::Stop);
         self.event(Event::Stopped);
     }
@@ -715,7 +720,7 @@ impl Coordinator {
             {
                 p.state = ParticipantState::Unresponsive;
                 let triggered_at = p.triggered_at;
-                self.working -= 1;
+                self.working = self.working.saturating_sub(1);
                 self.unresponsive = self.unresponsive.saturating_add(1);
                 self.event(Event::Unresponsive {
                     participant: ParticipantId(i as u32),

@@ -510,3 +510,70 @@ proptest! {
         }
     }
 }
+
+#[derive(Debug, Clone)]
+enum Op {
+    Register(u8),
+    Ready(u8, i64),
+    StopRequest(u8),
+    Leave(u8),
+    Start,
+    Stop,
+    Timeout(i64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => (0u8..3).prop_map(Op::Register),
+        6 => ((0u8..4), (-5i64..40)).prop_map(|(p, t)| Op::Ready(p, t)),
+        1 => (0u8..4).prop_map(Op::StopRequest),
+        1 => (0u8..4).prop_map(Op::Leave),
+        2 => Just(Op::Start),
+        1 => Just(Op::Stop),
+        2 => (0i64..5_000).prop_map(Op::Timeout),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    /// Any sequence of inputs, valid or not: no panic, and simulated time
+    /// never stalls with participants waiting but nobody working.
+    #[test]
+    fn arbitrary_inputs_never_panic_or_stall(
+        ops in proptest::collection::vec(op(), 0..60),
+        timeout_ms in 1i64..3,
+    ) {
+        let config = CoordinatorConfig::simulated().answer_timeout(TimeDelta::from_millis(timeout_ms));
+        let mut c = Coordinator::new(config).unwrap();
+        let mut now = 0i64;
+        for op in ops {
+            now += 100_000;
+            let id = |p: u8| ParticipantId(u32::from(p));
+            let _ = match op {
+                Op::Register(p) => c.register(&format!("p{p}")).map(drop),
+                Op::Ready(p, t) => c.handle(Report::Ready { from: id(p), next: ts(t) }, ts(now)),
+                Op::StopRequest(p) => c.handle(Report::StopRequest { from: id(p) }, ts(now)),
+                Op::Leave(p) => c.deregister(id(p), ts(now)),
+                Op::Start => { c.start(ts(now)); Ok(()) }
+                Op::Stop => { c.stop(); Ok(()) }
+                Op::Timeout(dt) => { now += dt * 1_000; c.handle_timeout(ts(now)); Ok(()) }
+            };
+            while c.poll_command().is_some() {}
+            while c.poll_event().is_some() {}
+            let st = c.status();
+            let working = st.participants.iter().any(|p| p.state == ParticipantState::Working);
+            let waiting = st.participants.iter().any(|p| p.state == ParticipantState::Waiting);
+            if st.phase == Phase::Running {
+                prop_assert!(!waiting || working, "stalled: {st:?}");
+                prop_assert_eq!(c.poll_timeout().is_some(), working);
+            } else {
+                prop_assert!(!working);
+            }
+            if let (Some(cur), true) = (st.current, working) {
+                for p in st.participants.iter().filter(|p| p.state == ParticipantState::Working) {
+                    prop_assert_eq!(p.next, Some(cur));
+                }
+            }
+        }
+    }
+}
