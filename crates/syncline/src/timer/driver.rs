@@ -31,7 +31,7 @@ enum Control {
 /// let (bus, _connector) = in_process_bus();
 /// let coordinator = TimingCoordinator::spawn(CoordinatorConfig::simulated(), bus, SystemClock).unwrap();
 /// coordinator.stop();
-/// let status = coordinator.join().await;
+/// let status = coordinator.join().await.unwrap();
 /// assert_eq!(status.phase, syncline::core::timer::Phase::Stopped);
 /// # }
 /// ```
@@ -85,12 +85,14 @@ impl TimingCoordinator {
     }
 
     /// Waits until the coordinator ends (after a stop, or when every
-    /// participant and connector is gone) and returns its final status.
-    pub async fn join(self) -> CoordinatorStatus {
+    /// participant and connector is gone) and returns its final status;
+    /// `None` if its task was cancelled (its runtime shut down).
+    pub async fn join(self) -> Option<CoordinatorStatus> {
         drop(self.ctrl);
         match self.task.await {
-            Ok(status) => status,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
+            Ok(status) => Some(status),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => None,
         }
     }
 }

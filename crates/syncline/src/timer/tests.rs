@@ -22,7 +22,7 @@ type Log = Arc<Mutex<Vec<(i64, &'static str)>>>;
 
 async fn shutdown(coordinator: TimingCoordinator) {
     coordinator.stop();
-    assert_eq!(coordinator.join().await.phase, Phase::Stopped);
+    assert_eq!(coordinator.join().await.unwrap().phase, Phase::Stopped);
 }
 
 /// Spawns a simulated participant task that logs its steps until `until`.
@@ -122,7 +122,7 @@ async fn coordinator_drives_participants_in_time_order() {
     let status = coordinator.status().await.unwrap();
     assert_eq!(status.phase, Phase::Running);
     coordinator.stop();
-    assert_eq!(coordinator.join().await.phase, Phase::Stopped);
+    assert_eq!(coordinator.join().await.unwrap().phase, Phase::Stopped);
 }
 
 #[tokio::test(start_paused = true)]
