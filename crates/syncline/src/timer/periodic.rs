@@ -460,7 +460,7 @@ impl<T: ParticipantTransport> Run<T> {
             system_now()
         };
         let now = system_now();
-        if start < now {
+        if self.config.wait_for_start && start < now {
             tracing::warn!(timer = %self.config.node_id, %start, %now,
                 "start time already past; starting at the next grid point");
         }
