@@ -142,7 +142,7 @@ fn run_precise(
     out: &mut Output,
 ) -> Result<(), CliError> {
     let mut ticker = PreciseTicker::new(grid, start)
-        .map_err(|e| CliError::flag("--offset-ns", e.to_string()))?
+        .map_err(|e| CliError::flag("--period-ns", e.to_string()))?
         .spin(Duration::from_nanos(args.spin_ns));
     let stop = AtomicBool::new(false);
     let mut stats = Stats::new(args.count);
@@ -170,7 +170,7 @@ fn run_tokio(
         })?;
     let first = grid
         .at_or_after(start)
-        .map_err(|e| CliError::flag("--offset-ns", e.to_string()))?;
+        .map_err(|e| CliError::flag("--period-ns", e.to_string()))?;
     let period = Duration::from_nanos(grid.period().as_nanos().unsigned_abs());
     rt.block_on(async {
         // Map the first system-clock deadline onto tokio's monotonic clock.
