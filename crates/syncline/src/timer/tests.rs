@@ -412,3 +412,64 @@ fn real_time_timer_waits_for_the_latched_start() {
         coordinator.join().await;
     });
 }
+
+#[test]
+fn channel_delivers_deadlines_to_async_code() {
+    let config = TimerConfig::new("chan", TimeDelta::from_millis(1), TimeDelta::ZERO);
+    let timer = PeriodicTimer::standalone(config).unwrap();
+    let mut rx = timer.start_channel(8).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let got: Vec<Timestamp> = rt.block_on(async {
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            got.push(rx.recv().await.unwrap());
+        }
+        got
+    });
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+    assert!(got.iter().all(|t| t.as_nanos() % 1_000_000 == 0));
+    assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
+}
+
+#[test]
+fn coordinator_stop_calls_the_stop_callback_and_the_timer_goes_on() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (bus, connector) = in_process_bus();
+    let config = CoordinatorConfig::real_time(TimeDelta::ZERO).expect(["rt"]);
+    let coordinator = rt
+        .block_on(async { TimingCoordinator::spawn(config, bus, crate::clock::SystemClock) })
+        .unwrap();
+    let cfg =
+        TimerConfig::new("rt", TimeDelta::from_millis(1), TimeDelta::ZERO).wait_for_start(true);
+    let timer = PeriodicTimer::new(cfg, Some(connector.connect("rt").unwrap())).unwrap();
+    let (tick_tx, tick_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel();
+    timer
+        .start_async_with_stop(
+            move |t| {
+                let _ = tick_tx.send(t);
+            },
+            Some(move || {
+                let _ = stop_tx.send(());
+            }),
+        )
+        .unwrap();
+    tick_rx.recv().unwrap(); // started
+    rt.block_on(async {
+        coordinator.stop();
+        coordinator.join().await;
+    });
+    stop_rx.recv().unwrap(); // the stop callback ran instead of stopping
+    let before = timer.stats().ticks;
+    while timer.stats().ticks == before {
+        tick_rx.recv().unwrap(); // still ticking, coordinator gone
+    }
+    assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
+    assert!(stop_rx.try_recv().is_err()); // called once
+}
