@@ -218,7 +218,9 @@ impl Schedule {
             return None;
         }
         let period = self.grid.period.as_nanos() as i128;
-        let behind = now.nanos_since_wide(next) / period; // whole periods, >= 0
+        // Whole periods behind (>= 0); the common on-time case needs no division.
+        let late = now.nanos_since_wide(next);
+        let behind = if late < period { 0 } else { late / period };
         let deadline_wide = next.as_nanos() as i128 + behind * period;
         // `deadline_wide <= now`, so it fits in i64.
         let deadline = Timestamp::from_nanos(i64::try_from(deadline_wide).unwrap_or(i64::MAX));
