@@ -15,6 +15,7 @@ mod error;
 mod input;
 mod output;
 mod sync;
+mod timer;
 
 pub use error::CliError;
 
@@ -35,6 +36,8 @@ enum Command {
     Sync(sync::SyncArgs),
     /// Replay streams in timestamp order through the stream aligner.
     Align(align::AlignArgs),
+    /// Timer precision on this machine: lateness of each periodic wake-up.
+    Timer(timer::TimerArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -42,6 +45,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Associate(args) => associate::run(args),
         Command::Sync(args) => sync::run(args),
         Command::Align(args) => align::run(args),
+        Command::Timer(args) => timer::run(args),
     }
 }
 

@@ -26,6 +26,7 @@ pub mod interp;
 pub mod stamped;
 pub mod sync;
 pub mod time;
+pub mod timer;
 
 pub use stamped::{HasStamp, Stamped};
 pub use time::{TimeDelta, TimeError, Timestamp};

@@ -31,9 +31,8 @@ pub type ClockSleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// use syncline::clock::{Clock, TokioClock};
 /// use syncline::{TimeDelta, Timestamp};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// tokio::time::pause();
 /// let clock = TokioClock::starting_at(Timestamp::from_nanos(1_000));
 /// let t0 = clock.now();
 /// clock.sleep_until(t0.saturating_add(TimeDelta::from_millis(5))).await;

@@ -20,6 +20,7 @@ pub mod aligner;
 pub mod clock;
 pub mod interpolated;
 pub mod sync;
+pub mod timer;
 
 pub use syncline_core as core;
 pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
