@@ -9,10 +9,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod align;
+mod associate;
 mod error;
 mod estimate;
 mod input;
 mod output;
+mod sync;
+mod timer;
 
 pub use error::CliError;
 
@@ -27,12 +31,24 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Associate two TUM-format timestamp lists (like TUM's associate.py).
+    Associate(associate::AssociateArgs),
+    /// Multi-topic synchronizers: ApproximateTime, ExactTime, LatestTime.
+    Sync(sync::SyncArgs),
+    /// Replay streams in timestamp order through the stream aligner.
+    Align(align::AlignArgs),
+    /// Timer precision on this machine: lateness of each periodic wake-up.
+    Timer(timer::TimerArgs),
     /// Timestamp estimator replay: acquisition times from arrival times.
     Estimate(estimate::EstimateArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        Command::Associate(args) => associate::run(args),
+        Command::Sync(args) => sync::run(args),
+        Command::Align(args) => align::run(args),
+        Command::Timer(args) => timer::run(args),
         Command::Estimate(args) => estimate::run(args),
     }
 }

@@ -20,9 +20,14 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aligner;
+pub mod associate;
 pub mod estimator;
+pub mod interp;
 pub mod stamped;
+pub mod sync;
 pub mod time;
+pub mod timer;
 
 pub use stamped::{HasStamp, Stamped};
 pub use time::{TimeDelta, TimeError, Timestamp};

@@ -16,7 +16,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod aligner;
 pub mod clock;
+pub mod interpolated;
+pub mod sync;
+pub mod timer;
 pub mod timestamped;
 
 pub use syncline_core as core;

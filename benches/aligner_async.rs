@@ -1,0 +1,113 @@
+//! End-to-end speed of the async aligner: 4 input streams of different
+//! types → `FanOut` → 4 typed bounded channels → 4 consumer tasks, on a
+//! multi-thread tokio runtime.
+//!
+//! `cargo bench --bench aligner_async`
+#![allow(missing_docs)]
+
+use divan::counter::ItemsCount;
+use divan::{Bencher, black_box};
+use futures::stream;
+use syncline::aligner::{AlignerConfig, FanOutBuilder, StreamConfig};
+use syncline::{Stamped, TimeDelta, Timestamp};
+use tokio::sync::mpsc;
+
+fn main() {
+    divan::main();
+}
+
+/// Four different sample types.
+type Imu = [f32; 6];
+type Frame = u64;
+type Odom = [f64; 3];
+type Fix = (f64, f64);
+
+const PERIOD_NS: i64 = 1_000_000;
+
+/// `n` samples of one stream with phase `phase` (ns).
+fn samples<T: Copy>(n: usize, phase: i64, v: T) -> Vec<Stamped<T>> {
+    (0..n as i64)
+        .map(|i| {
+            Stamped::new(
+                Timestamp::from_nanos(1_000_000_000 + phase + i * PERIOD_NS),
+                v,
+            )
+        })
+        .collect()
+}
+
+fn consume<T: Send + 'static>(
+    rt: &tokio::runtime::Runtime,
+    mut rx: mpsc::Receiver<Stamped<T>>,
+) -> tokio::task::JoinHandle<u64> {
+    rt.spawn(async move {
+        let mut n = 0u64;
+        let mut last = Timestamp::MIN;
+        let mut batch = Vec::with_capacity(256);
+        while rx.recv_many(&mut batch, 256).await > 0 {
+            for s in batch.drain(..) {
+                assert!(s.stamp >= last, "in order");
+                last = s.stamp;
+                black_box(&s.value);
+                n += 1;
+            }
+        }
+        n
+    })
+}
+
+#[divan::bench(args = [100_000])]
+fn fan_out_4_streams_multi_thread(bencher: Bencher, per_stream: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let inputs = (
+        samples::<Imu>(per_stream, 0, [0.0; 6]),
+        samples::<Frame>(per_stream, 250_000, 7),
+        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
+        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
+    );
+    bencher
+        .counter(ItemsCount::new(4 * per_stream))
+        .with_inputs(|| inputs.clone())
+        .bench_local_values(|(imu, cam, odom, gps)| {
+            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS)).capacity(64);
+            let mut b = FanOutBuilder::new(AlignerConfig {
+                timeout: TimeDelta::from_millis(100),
+            });
+            let rx = (
+                b.channel("imu", stream::iter(imu), cfg, 1024)
+                    .expect("stream"),
+                b.channel("cam", stream::iter(cam), cfg, 1024)
+                    .expect("stream"),
+                b.channel("odom", stream::iter(odom), cfg, 1024)
+                    .expect("stream"),
+                b.channel("gps", stream::iter(gps), cfg, 1024)
+                    .expect("stream"),
+            );
+            let consumers = [
+                consume(&rt, rx.0),
+                consume(&rt, rx.1),
+                consume(&rt, rx.2),
+                consume(&rt, rx.3),
+            ];
+            let driver = rt.spawn(b.build());
+            rt.block_on(async move {
+                let status = driver.await.expect("driver").expect("consumers");
+                let mut total = 0;
+                for c in consumers {
+                    total += c.await.expect("consumer");
+                }
+                assert_eq!(total as usize, 4 * per_stream);
+                assert!(
+                    status
+                        .aligner
+                        .streams
+                        .iter()
+                        .all(|s| s.counters.dropped_overflow == 0)
+                );
+                total
+            })
+        });
+}

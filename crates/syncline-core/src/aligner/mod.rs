@@ -1,0 +1,666 @@
+//! The stream aligner: replays samples of several streams in global
+//! timestamp order, waiting no longer than it must.
+//!
+//! Streams are registered with a period (lookahead), a queue capacity and a
+//! priority; the aligner has one maximum latency, the timeout. Each stream
+//! must be in order on its own; across streams samples may arrive in any
+//! order. The release rule is Rock's `StreamAligner` rule
+//! (`reference/rock-aggregator.md` §3), without its defects:
+//!
+//! * Each stream has an **expected time**: its queued head's stamp, or, when
+//!   its queue is empty, its last accepted stamp plus its period (a stream
+//!   that never accepted a sample expects `EPOCH + period`, so it holds the
+//!   others back until the timeout).
+//! * The earliest queued head (ties: lower priority, then lower slot) is
+//!   released unless an **active empty** stream expects a strictly earlier
+//!   time and the timeout is not reached.
+//! * The timeout is reached when the newest accepted stamp minus the last
+//!   released stamp is `>= timeout` (before the first release: minus the
+//!   earliest queued stamp). It bounds the lag of released time behind pushed
+//!   time, in **sample time**.
+//! * Live mode adds a **wall-clock bound**: samples pushed with
+//!   [`Aligner::push_arrived`] are released (with everything ordered before
+//!   them) once `handle_timeout(now)` says `now >= arrival + timeout`, even
+//!   if every input went silent. [`Aligner::poll_timeout`] gives the
+//!   deadline to arm.
+//! * A push is `dropped late` when older than the last released sample,
+//!   `dropped backward` when older than its stream's previous accepted sample
+//!   (equal stamps are accepted), and a push into a full queue evicts the
+//!   stream's oldest queued sample, handed back to the caller.
+//!
+//! Every pushed sample leaves as released, or handed back with a reason,
+//! and is counted in [`AlignerStatus`].
+//!
+//! ```
+//! use syncline_core::aligner::{Aligner, AlignerConfig, Push, StreamConfig};
+//! use syncline_core::{TimeDelta, Timestamp};
+//!
+//! let ms = |v: i64| Timestamp::from_nanos(v * 1_000_000);
+//! let mut aligner = Aligner::new(AlignerConfig { timeout: TimeDelta::from_millis(200) });
+//! let imu = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(10)).capacity(64))?;
+//! let gps = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(100)).capacity(8))?;
+//!
+//! assert!(matches!(aligner.push(imu, ms(1000), "imu a"), Push::Queued));
+//! assert!(matches!(aligner.push(gps, ms(1005), "gps a"), Push::Queued));
+//! // imu 1000 goes first; then the imu promises nothing before 1010, so
+//! // gps 1005 can go too.
+//! let out: Vec<_> = std::iter::from_fn(|| aligner.poll_release()).map(|r| r.sample.value).collect();
+//! assert_eq!(out, ["imu a", "gps a"]);
+//! // At end of input, finish() releases whatever is still queued.
+//! aligner.finish();
+//! assert!(aligner.poll_release().is_none());
+//! # Ok::<(), syncline_core::aligner::AlignerError>(())
+//! ```
+
+mod status;
+mod stream;
+#[cfg(test)]
+mod tests;
+
+pub use status::{AlignerStatus, StreamStatus};
+pub use stream::{StreamConfig, StreamCounters, StreamId, StreamState};
+
+use crate::stamped::Stamped;
+use crate::time::{TimeDelta, Timestamp};
+use stream::{Entry, Stream};
+
+/// The aligner's global parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlignerConfig {
+    /// The maximum latency: in sample time (newest accepted stamp minus last
+    /// released stamp) and, for samples pushed with an arrival time, in wall
+    /// time after their arrival. A timeout of zero or less never waits.
+    pub timeout: TimeDelta,
+}
+
+/// Errors of the aligner's configuration and stream management.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AlignerError {
+    /// A stream capacity of 0: a queue must hold at least one sample.
+    #[error("a stream's capacity must be at least 1")]
+    ZeroCapacity,
+    /// A negative period.
+    #[error("a stream's period must be >= 0, got {0}")]
+    NegativePeriod(TimeDelta),
+    /// The handle names a stream that was removed (or never existed here).
+    #[error("unknown or removed stream {0:?}")]
+    UnknownStream(StreamId),
+    /// More than `u32::MAX` stream slots.
+    #[error("too many streams")]
+    TooManyStreams,
+}
+
+/// Why a push was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// Strictly older than the last released sample.
+    Late,
+    /// Strictly older than the stream's previous accepted sample.
+    Backward,
+    /// The stream was removed (or the handle is foreign).
+    UnknownStream,
+}
+
+impl DropReason {
+    /// The reason as a short name (`late`, `backward`, `unknown_stream`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Late => "late",
+            DropReason::Backward => "backward",
+            DropReason::UnknownStream => "unknown_stream",
+        }
+    }
+}
+
+/// The outcome of [`Aligner::push`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "an evicted or dropped sample is handed back and should be accounted for"]
+pub enum Push<T> {
+    /// The sample was queued.
+    Queued,
+    /// The sample was queued; the stream's queue was full and its oldest
+    /// queued sample was evicted (an overflow drop), handed back here.
+    Evicted(Stamped<T>),
+    /// The sample was not queued, for this reason; handed back.
+    Dropped(DropReason, Stamped<T>),
+}
+
+/// A sample released in order by [`Aligner::poll_release`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Release<T> {
+    /// The stream it came from.
+    pub stream: StreamId,
+    /// The sample and its stamp.
+    pub sample: Stamped<T>,
+}
+
+/// What a stream contributes to the release decision, kept up to date on
+/// every change so that the decision scans a small, dense array.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    /// The queued head's stamp (`Data`) or the expected time (`Blocker`).
+    time: Timestamp,
+    priority: i64,
+    kind: KeyKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    /// Has queued samples.
+    Data,
+    /// Active and empty: may hold the others back.
+    Blocker,
+    /// Empty and not waited for, or a free slot.
+    Idle,
+}
+
+const IDLE: Key = Key {
+    time: Timestamp::EPOCH,
+    priority: 0,
+    kind: KeyKind::Idle,
+};
+
+#[derive(Debug, Clone)]
+struct Slot<T> {
+    generation: u32,
+    stream: Option<Stream<T>>,
+}
+
+/// The stream aligner core (sans-IO). See the [module docs](self) for the
+/// rules and an example.
+///
+/// Usage: `push` (or `push_arrived`) each sample as it arrives, then call
+/// [`poll_release`](Self::poll_release) until it returns `None`. In live
+/// mode, arm a timer at [`poll_timeout`](Self::poll_timeout) and call
+/// [`handle_timeout`](Self::handle_timeout) when it fires (then drain
+/// `poll_release` again). At end of input call [`finish`](Self::finish) and
+/// drain. Memory is bounded by the capacities: queues are allocated at
+/// registration (no allocation per sample) and never exceed them.
+#[derive(Debug, Clone)]
+pub struct Aligner<T> {
+    timeout: TimeDelta,
+    slots: Vec<Slot<T>>,
+    /// `keys[i]` summarises `slots[i]`.
+    keys: Vec<Key>,
+    /// Stamp of the last released sample.
+    current: Option<Timestamp>,
+    /// Newest accepted stamp.
+    latest: Option<Timestamp>,
+    /// Latest wall time given to `handle_timeout`.
+    wall_now: Option<Timestamp>,
+    dropped_removed: u64,
+    rejected_unknown: u64,
+}
+
+/// The result of one scan over the streams.
+struct Scan {
+    /// Slot of the earliest queued head, and its stamp.
+    head: Option<(usize, Timestamp)>,
+    /// Earliest expected time of an active empty stream.
+    blocker: Option<Timestamp>,
+}
+
+impl<T> Aligner<T> {
+    /// An aligner with no streams. A negative timeout is taken as zero.
+    pub fn new(config: AlignerConfig) -> Self {
+        Aligner {
+            timeout: clamp_timeout(config.timeout),
+            slots: Vec::new(),
+            keys: Vec::new(),
+            current: None,
+            latest: None,
+            wall_now: None,
+            dropped_removed: 0,
+            rejected_unknown: 0,
+        }
+    }
+
+    /// Registers a stream; it takes the lowest free slot. Its queue is
+    /// allocated now, at full capacity (capacities above 65 536 entries are
+    /// allocated up to that and grow on demand).
+    ///
+    /// # Errors
+    /// [`AlignerError::ZeroCapacity`], [`AlignerError::NegativePeriod`],
+    /// [`AlignerError::TooManyStreams`].
+    pub fn add_stream(&mut self, config: StreamConfig) -> Result<StreamId, AlignerError> {
+        if config.capacity == 0 {
+            return Err(AlignerError::ZeroCapacity);
+        }
+        check_period(config.period)?;
+        let stream = Some(Stream::new(config));
+        if let Some((i, slot)) = self
+            .slots
+            .iter_mut()
+            .enumerate()
+            .find(|(_, s)| s.stream.is_none())
+        {
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.stream = stream;
+            let generation = slot.generation;
+            self.refresh(i);
+            let slot_index = u32::try_from(i).map_err(|_| AlignerError::TooManyStreams)?;
+            return Ok(StreamId {
+                slot: slot_index,
+                generation,
+            });
+        }
+        let slot_index =
+            u32::try_from(self.slots.len()).map_err(|_| AlignerError::TooManyStreams)?;
+        self.slots.push(Slot {
+            generation: 0,
+            stream,
+        });
+        self.keys.push(IDLE);
+        self.refresh(self.slots.len() - 1);
+        Ok(StreamId {
+            slot: slot_index,
+            generation: 0,
+        })
+    }
+
+    /// Removes a stream. Its queued samples are handed back (in queue order)
+    /// and counted in [`AlignerStatus::dropped_removed`]; later pushes with
+    /// its handle are rejected as [`DropReason::UnknownStream`].
+    ///
+    /// # Errors
+    /// [`AlignerError::UnknownStream`] if it was already removed.
+    pub fn remove_stream(
+        &mut self,
+        id: StreamId,
+    ) -> Result<impl Iterator<Item = Stamped<T>>, AlignerError> {
+        self.stream_mut(id)?;
+        let stream = self
+            .slots
+            .get_mut(id.slot())
+            .and_then(|s| s.stream.take())
+            .ok_or(AlignerError::UnknownStream(id))?;
+        self.refresh(id.slot());
+        self.dropped_removed = self
+            .dropped_removed
+            .saturating_add(stream.queue.len() as u64);
+        Ok(stream
+            .queue
+            .into_iter()
+            .map(|e| Stamped::new(e.stamp, e.value)))
+    }
+
+    fn stream_mut(&mut self, id: StreamId) -> Result<&mut Stream<T>, AlignerError> {
+        match self.slots.get_mut(id.slot()) {
+            Some(Slot {
+                generation,
+                stream: Some(s),
+            }) if *generation == id.generation => Ok(s),
+            _ => Err(AlignerError::UnknownStream(id)),
+        }
+    }
+
+    fn set_state(&mut self, id: StreamId, state: StreamState) -> Result<(), AlignerError> {
+        self.stream_mut(id)?.state = state;
+        self.refresh(id.slot());
+        Ok(())
+    }
+
+    /// Stops waiting for a stream; its queued samples are still released in
+    /// order. A push to it makes it active again.
+    ///
+    /// # Errors
+    /// [`AlignerError::UnknownStream`].
+    pub fn disable_stream(&mut self, id: StreamId) -> Result<(), AlignerError> {
+        self.set_state(id, StreamState::Disabled)
+    }
+
+    /// Waits for a disabled or ended stream again.
+    ///
+    /// # Errors
+    /// [`AlignerError::UnknownStream`].
+    pub fn enable_stream(&mut self, id: StreamId) -> Result<(), AlignerError> {
+        self.set_state(id, StreamState::Active)
+    }
+
+    /// Marks a stream as ended: it never holds the others back again (a
+    /// straggler pushed later is still aligned, but not waited for).
+    ///
+    /// # Errors
+    /// [`AlignerError::UnknownStream`].
+    pub fn end_stream(&mut self, id: StreamId) -> Result<(), AlignerError> {
+        self.set_state(id, StreamState::Ended)
+    }
+
+    /// Ends every stream: [`poll_release`](Self::poll_release) then drains
+    /// every queued sample in order (end of input).
+    pub fn finish(&mut self) {
+        for s in self.slots.iter_mut().filter_map(|s| s.stream.as_mut()) {
+            s.state = StreamState::Ended;
+        }
+        for i in 0..self.slots.len() {
+            self.refresh(i);
+        }
+    }
+
+    /// Changes a stream's period (lookahead) at run time.
+    ///
+    /// # Errors
+    /// [`AlignerError::NegativePeriod`], [`AlignerError::UnknownStream`].
+    pub fn set_period(&mut self, id: StreamId, period: TimeDelta) -> Result<(), AlignerError> {
+        check_period(period)?;
+        self.stream_mut(id)?.config.period = period;
+        self.refresh(id.slot());
+        Ok(())
+    }
+
+    /// Changes a stream's priority at run time.
+    ///
+    /// # Errors
+    /// [`AlignerError::UnknownStream`].
+    pub fn set_priority(&mut self, id: StreamId, priority: i64) -> Result<(), AlignerError> {
+        self.stream_mut(id)?.config.priority = priority;
+        self.refresh(id.slot());
+        Ok(())
+    }
+
+    /// Changes the timeout at run time (a negative value is taken as zero).
+    /// Queues are not resized.
+    pub fn set_timeout(&mut self, timeout: TimeDelta) {
+        self.timeout = clamp_timeout(timeout);
+    }
+
+    /// The timeout in force.
+    pub fn timeout(&self) -> TimeDelta {
+        self.timeout
+    }
+
+    /// Pushes a sample without an arrival time (replay: only the
+    /// sample-time rule applies to it).
+    pub fn push(&mut self, id: StreamId, stamp: Timestamp, value: T) -> Push<T> {
+        self.push_inner(id, stamp, value, None)
+    }
+
+    /// Pushes a sample that arrived at `arrival` (live mode): besides the
+    /// sample-time rule, it is released at the latest once
+    /// [`handle_timeout`](Self::handle_timeout) reaches `arrival + timeout`.
+    /// Arrivals are taken as non-decreasing per stream (an earlier one is
+    /// raised to the stream's previous arrival).
+    pub fn push_arrived(
+        &mut self,
+        id: StreamId,
+        stamp: Timestamp,
+        value: T,
+        arrival: Timestamp,
+    ) -> Push<T> {
+        self.push_inner(id, stamp, value, Some(arrival))
+    }
+
+    #[inline]
+    fn push_inner(
+        &mut self,
+        id: StreamId,
+        stamp: Timestamp,
+        value: T,
+        arrival: Option<Timestamp>,
+    ) -> Push<T> {
+        let out = self.push_unrefreshed(id, stamp, value, arrival);
+        self.refresh(id.slot());
+        out
+    }
+
+    /// Recomputes `keys[slot]` from `slots[slot]`.
+    #[inline]
+    fn refresh(&mut self, slot: usize) {
+        let key = match self.slots.get(slot).and_then(|s| s.stream.as_ref()) {
+            None => IDLE,
+            Some(s) => match s.queue.front() {
+                Some(front) => Key {
+                    time: front.stamp,
+                    priority: s.config.priority,
+                    kind: KeyKind::Data,
+                },
+                None if s.state == StreamState::Active => Key {
+                    time: s.expected(),
+                    priority: s.config.priority,
+                    kind: KeyKind::Blocker,
+                },
+                None => IDLE,
+            },
+        };
+        if let Some(k) = self.keys.get_mut(slot) {
+            *k = key;
+        }
+    }
+
+    #[inline]
+    fn push_unrefreshed(
+        &mut self,
+        id: StreamId,
+        stamp: Timestamp,
+        value: T,
+        arrival: Option<Timestamp>,
+    ) -> Push<T> {
+        let current = self.current;
+        let Some(stream) = self
+            .slots
+            .get_mut(id.slot())
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.stream.as_mut())
+        else {
+            self.rejected_unknown = self.rejected_unknown.saturating_add(1);
+            return Push::Dropped(DropReason::UnknownStream, Stamped::new(stamp, value));
+        };
+        let c = &mut stream.counters;
+        c.received = c.received.saturating_add(1);
+        stream.last_sample_time = Some(stamp);
+        if stream.state == StreamState::Disabled {
+            stream.state = StreamState::Active;
+        }
+        if current.is_some_and(|cur| stamp < cur) {
+            c.dropped_late = c.dropped_late.saturating_add(1);
+            return Push::Dropped(DropReason::Late, Stamped::new(stamp, value));
+        }
+        if self.latest.is_none_or(|l| stamp > l) {
+            self.latest = Some(stamp);
+        }
+        if stream.last_accepted.is_some_and(|l| stamp < l) {
+            c.dropped_backward = c.dropped_backward.saturating_add(1);
+            return Push::Dropped(DropReason::Backward, Stamped::new(stamp, value));
+        }
+        stream.last_accepted = Some(stamp);
+        let arrival = match (arrival, stream.last_arrival) {
+            (Some(a), Some(prev)) => Some(a.max(prev)),
+            (a, _) => a,
+        };
+        if arrival.is_some() {
+            stream.last_arrival = arrival;
+        }
+        let evicted = if stream.queue.len() >= stream.config.capacity {
+            stream.queue.pop_front()
+        } else {
+            None
+        };
+        stream.queue.push_back(Entry {
+            stamp,
+            arrival,
+            value,
+        });
+        match evicted {
+            Some(e) => {
+                c.dropped_overflow = c.dropped_overflow.saturating_add(1);
+                Push::Evicted(Stamped::new(e.stamp, e.value))
+            }
+            None => Push::Queued,
+        }
+    }
+
+    /// One pass over the stream keys: the earliest head (ties: lower
+    /// priority, then lower slot) and the earliest blocking expectation.
+    #[inline]
+    fn scan(&self) -> Scan {
+        let mut head: Option<(usize, Timestamp, i64)> = None;
+        let mut blocker = Timestamp::MAX;
+        let mut any_blocker = false;
+        for (i, k) in self.keys.iter().enumerate() {
+            match k.kind {
+                KeyKind::Data => {
+                    if head.is_none_or(|(_, t, p)| (k.time, k.priority) < (t, p)) {
+                        head = Some((i, k.time, k.priority));
+                    }
+                }
+                KeyKind::Blocker => {
+                    any_blocker = true;
+                    blocker = blocker.min(k.time);
+                }
+                KeyKind::Idle => {}
+            }
+        }
+        Scan {
+            head: head.map(|(i, t, _)| (i, t)),
+            blocker: any_blocker.then_some(blocker),
+        }
+    }
+
+    /// The earliest arrival among queued samples that carry one (each
+    /// stream's head has its earliest: arrivals are non-decreasing).
+    fn earliest_arrival(&self) -> Option<Timestamp> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.stream.as_ref()?.queue.front()?.arrival)
+            .min()
+    }
+
+    /// Whether some queued sample reached its live-mode bound.
+    fn overdue(&self) -> bool {
+        let Some(now) = self.wall_now else {
+            return false;
+        };
+        self.earliest_arrival()
+            .is_some_and(|a| a.saturating_add(self.timeout) <= now)
+    }
+
+    /// Releases the next sample in timestamp order, if the rules allow it
+    /// now. Call it until it returns `None` after every push, every
+    /// `handle_timeout` and after `finish`.
+    pub fn poll_release(&mut self) -> Option<Release<T>> {
+        let scan = self.scan();
+        let (slot, stamp) = scan.head?;
+        let blocked = scan.blocker.is_some_and(|b| b < stamp);
+        if blocked && !self.sample_timeout_reached(stamp) && !self.overdue() {
+            return None;
+        }
+        let slot_ref = self.slots.get_mut(slot)?;
+        let generation = slot_ref.generation;
+        let stream = slot_ref.stream.as_mut()?;
+        let entry = stream.queue.pop_front()?;
+        let c = &mut stream.counters;
+        c.released = c.released.saturating_add(1);
+        self.current = Some(entry.stamp);
+        self.refresh(slot);
+        Some(Release {
+            stream: StreamId {
+                slot: slot as u32,
+                generation,
+            },
+            sample: Stamped::new(entry.stamp, entry.value),
+        })
+    }
+
+    /// `latest − current ≥ timeout` (before the first release, `current` is
+    /// the earliest queued stamp, `head`).
+    fn sample_timeout_reached(&self, head: Timestamp) -> bool {
+        let Some(latest) = self.latest else {
+            return false;
+        };
+        let lag = latest.nanos_since_wide(self.current.unwrap_or(head));
+        lag >= i128::from(self.timeout.as_nanos())
+    }
+
+    /// The next wall-clock instant at which a queued sample reaches its
+    /// live-mode bound (`arrival + timeout`), if any sample carries an
+    /// arrival time. Arm one timer for it.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        self.earliest_arrival()
+            .map(|a| a.saturating_add(self.timeout))
+    }
+
+    /// The shell's timer fired (or time advanced) to `now`: every queued
+    /// sample whose arrival is at least `timeout` before `now` becomes
+    /// releasable, with everything ordered before it. Drain
+    /// [`poll_release`](Self::poll_release) afterwards. Time going backwards
+    /// is ignored.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.wall_now = Some(self.wall_now.map_or(now, |w| w.max(now)));
+    }
+
+    /// The stamp of the last released sample.
+    pub fn current_time(&self) -> Option<Timestamp> {
+        self.current
+    }
+
+    /// The newest accepted stamp.
+    pub fn latest_time(&self) -> Option<Timestamp> {
+        self.latest
+    }
+
+    /// Newest accepted stamp minus last released stamp, saturated.
+    pub fn latency(&self) -> Option<TimeDelta> {
+        let (latest, current) = (self.latest?, self.current?);
+        let wide = latest.nanos_since_wide(current);
+        Some(TimeDelta::from_nanos(
+            i64::try_from(wide).unwrap_or(if wide < 0 { i64::MIN } else { i64::MAX }),
+        ))
+    }
+
+    /// Samples queued over all streams.
+    pub fn queued(&self) -> usize {
+        self.slots
+            .iter()
+            .filter_map(|s| s.stream.as_ref())
+            .map(|s| s.queue.len())
+            .sum()
+    }
+
+    /// A snapshot of the counters (a serde value).
+    pub fn status(&self) -> AlignerStatus {
+        let streams = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| {
+                let s = slot.stream.as_ref()?;
+                Some(StreamStatus {
+                    id: StreamId {
+                        slot: i as u32,
+                        generation: slot.generation,
+                    },
+                    period: s.config.period,
+                    capacity: s.config.capacity,
+                    priority: s.config.priority,
+                    state: s.state,
+                    counters: s.counters,
+                    queued: s.queue.len(),
+                    last_sample_time: s.last_sample_time,
+                    last_accepted_time: s.last_accepted,
+                })
+            })
+            .collect();
+        AlignerStatus {
+            timeout: self.timeout,
+            latency: self.latency(),
+            current_time: self.current,
+            latest_time: self.latest,
+            dropped_removed: self.dropped_removed,
+            rejected_unknown: self.rejected_unknown,
+            streams,
+        }
+    }
+}
+
+fn clamp_timeout(t: TimeDelta) -> TimeDelta {
+    t.max(TimeDelta::ZERO)
+}
+
+fn check_period(period: TimeDelta) -> Result<(), AlignerError> {
+    if period.is_negative() {
+        Err(AlignerError::NegativePeriod(period))
+    } else {
+        Ok(())
+    }
+}

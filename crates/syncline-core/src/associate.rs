@@ -1,0 +1,395 @@
+//! Offline association of two recorded timestamp lists (capability 3,
+//! Match): pairs of stamps, one from each list, that belong to the same
+//! moment.
+//!
+//! * [`associate_greedy`] reproduces the TUM RGB-D benchmark's
+//!   `associate.py` bit for bit: candidates are the pairs with
+//!   `|a - (b + offset)| < max_difference` (strict, in `f64` exactly as the
+//!   script computes it), taken greedily by `(difference, a, b)` ascending,
+//!   each stamp used once, returned sorted by `(a, b)`. Pairs may cross in
+//!   time, and a stamp can stay unmatched although a partner lies within
+//!   reach.
+//! * [`associate_optimal`] returns a maximum-cardinality matching of
+//!   minimal total difference among the same candidates whose pairs never
+//!   cross in time. (For this kind of candidate set an uncrossed matching is
+//!   as large as any matching, so the cardinality is the true maximum.)
+//!
+//! Both take `f64` seconds, as the script does, and return index pairs into
+//! the input slices. Stamps that are NaN or infinite are never matched (the
+//! script's comparisons are false for them too).
+//!
+//! ```
+//! use syncline_core::associate::{associate_greedy, associate_optimal};
+//!
+//! let rgb = [0.000, 0.033, 0.066];
+//! let depth = [0.010, 0.030, 0.052];
+//! // Greedy takes (0.033, 0.030) first; 0.000 and 0.010 are then paired,
+//! // 0.066 gets 0.052 (14 ms < 20 ms).
+//! assert_eq!(associate_greedy(&rgb, &depth, 0.0, 0.02), vec![(0, 0), (1, 1), (2, 2)]);
+//! assert_eq!(associate_optimal(&rgb, &depth, 0.0, 0.02), vec![(0, 0), (1, 1), (2, 2)]);
+//! ```
+
+use std::cmp::Ordering;
+
+/// A candidate pair: difference, then indices into the (sorted) lists.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    diff: f64,
+    a: usize,
+    b: usize,
+}
+
+/// Indices of the finite stamps, sorted by stamp (ties: by index).
+fn sorted_finite(stamps: &[f64]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..stamps.len())
+        .filter(|&i| stamps.get(i).is_some_and(|s| s.is_finite()))
+        .collect();
+    idx.sort_by(|&i, &j| stamps[i].total_cmp(&stamps[j]).then(i.cmp(&j)));
+    idx
+}
+
+/// `x < limit`, false when either is NaN (as in Python).
+fn below(x: f64, limit: f64) -> bool {
+    x < limit
+}
+
+/// The finite stamps of both lists as sorted index lists `sa`, `sb`, and
+/// every pair with `|a - (b + offset)| < max_difference`, found with a
+/// sliding window over them; `a`/`b` of a candidate are positions in
+/// `sa`/`sb`.
+fn candidates(
+    first: &[f64],
+    second: &[f64],
+    offset: f64,
+    max_difference: f64,
+) -> (Vec<usize>, Vec<usize>, Vec<Candidate>) {
+    let (sa, sb) = (sorted_finite(first), sorted_finite(second));
+    let shifted: Vec<f64> = sb.iter().map(|&j| second[j] + offset).collect();
+    let mut out = Vec::new();
+    let mut lo = 0;
+    for (pa, &i) in sa.iter().enumerate() {
+        let a = first[i];
+        // `a - c` falls as `c` rises: skip the partners that are too early
+        // (for this and every later `a`), then take them until one is too late.
+        while shifted
+            .get(lo)
+            .is_some_and(|&c| !below(a - c, max_difference))
+        {
+            lo += 1;
+        }
+        for (pb, &c) in shifted.iter().enumerate().skip(lo) {
+            let diff = (a - c).abs();
+            if !below(diff, max_difference) {
+                break;
+            }
+            out.push(Candidate { diff, a: pa, b: pb });
+        }
+    }
+    (sa, sb, out)
+}
+
+/// The TUM `associate.py` matching: greedy by smallest `|a - (b + offset)|`
+/// (ties by `a`, then `b`), strict `< max_difference`, one-to-one; returns
+/// `(index_in_first, index_in_second)` sorted by first stamp, then second.
+pub fn associate_greedy(
+    first: &[f64],
+    second: &[f64],
+    offset: f64,
+    max_difference: f64,
+) -> Vec<(usize, usize)> {
+    let (sa, sb, mut cands) = candidates(first, second, offset, max_difference);
+    // Positions in the sorted lists order like the stamps themselves.
+    cands.sort_by(|x, y| {
+        x.diff
+            .total_cmp(&y.diff)
+            .then(x.a.cmp(&y.a))
+            .then(x.b.cmp(&y.b))
+    });
+    let (mut used_a, mut used_b) = (vec![false; sa.len()], vec![false; sb.len()]);
+    let mut pairs = Vec::new();
+    for c in cands {
+        if let (Some(ua), Some(ub)) = (used_a.get_mut(c.a), used_b.get_mut(c.b))
+            && !*ua
+            && !*ub
+        {
+            *ua = true;
+            *ub = true;
+            pairs.push((c.a, c.b));
+        }
+    }
+    pairs.sort_unstable();
+    pairs.into_iter().map(|(a, b)| (sa[a], sb[b])).collect()
+}
+
+/// A DP value: more pairs first, then a smaller total difference.
+#[derive(Debug, Clone, Copy)]
+struct Score {
+    count: u64,
+    cost: f64,
+    /// The candidate ending this matching (`usize::MAX`: none).
+    last: usize,
+}
+
+impl Score {
+    const EMPTY: Score = Score {
+        count: 0,
+        cost: 0.0,
+        last: usize::MAX,
+    };
+
+    fn better_than(&self, other: &Score) -> bool {
+        match self.count.cmp(&other.count) {
+            Ordering::Greater => true,
+            Ordering::Less => false,
+            Ordering::Equal => self.cost < other.cost,
+        }
+    }
+}
+
+/// A Fenwick tree of prefix maxima over the second list's positions.
+struct PrefixBest(Vec<Score>);
+
+impl PrefixBest {
+    /// The best score among entries at positions `< end`.
+    fn query(&self, mut end: usize) -> Score {
+        let mut best = Score::EMPTY;
+        while end > 0 {
+            if let Some(s) = self.0.get(end)
+                && s.better_than(&best)
+            {
+                best = *s;
+            }
+            end &= end - 1;
+        }
+        best
+    }
+
+    /// Records `score` at position `pos`.
+    fn update(&mut self, pos: usize, score: Score) {
+        let mut i = pos + 1;
+        while let Some(s) = self.0.get_mut(i) {
+            if score.better_than(s) {
+                *s = score;
+            }
+            i += i & i.wrapping_neg();
+        }
+    }
+}
+
+/// A maximum matching of minimal total `|a - (b + offset)|` among the pairs
+/// with difference `< max_difference`, whose pairs never cross in time
+/// (`a1 < a2` implies `b1 < b2`); sorted by first stamp. Runs in
+/// `O(C log M)` for `C` candidate pairs (a dynamic programme over the two
+/// sorted lists, kept as prefix maxima).
+pub fn associate_optimal(
+    first: &[f64],
+    second: &[f64],
+    offset: f64,
+    max_difference: f64,
+) -> Vec<(usize, usize)> {
+    // Candidates come out grouped by `a` (ascending), `b` ascending within.
+    let (sa, sb, cands) = candidates(first, second, offset, max_difference);
+    let mut tree = PrefixBest(vec![Score::EMPTY; sb.len() + 1]);
+    // prev[k]: the candidate before candidate k in its best matching.
+    let mut prev = vec![usize::MAX; cands.len()];
+    let mut best = Score::EMPTY;
+    let mut row_start = 0;
+    while row_start < cands.len() {
+        let a = cands[row_start].a;
+        let row_end = cands[row_start..]
+            .iter()
+            .position(|c| c.a != a)
+            .map_or(cands.len(), |n| row_start + n);
+        // All of one `a`'s options read the state before that `a`...
+        let scores: Vec<(usize, Score)> = (row_start..row_end)
+            .map(|k| {
+                let c = cands[k];
+                let before = tree.query(c.b);
+                prev[k] = before.last;
+                let s = Score {
+                    count: before.count + 1,
+                    cost: before.cost + c.diff,
+                    last: k,
+                };
+                (c.b, s)
+            })
+            .collect();
+        // ...and are recorded together, so `a` is used at most once.
+        for (b, s) in scores {
+            tree.update(b, s);
+            if s.better_than(&best) {
+                best = s;
+            }
+        }
+        row_start = row_end;
+    }
+    let mut pairs = Vec::new();
+    let mut k = best.last;
+    while let Some(c) = cands.get(k) {
+        pairs.push((sa[c.a], sb[c.b]));
+        k = prev[k];
+    }
+    pairs.reverse();
+    pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn total(first: &[f64], second: &[f64], offset: f64, pairs: &[(usize, usize)]) -> f64 {
+        pairs
+            .iter()
+            .map(|&(i, j)| (first[i] - (second[j] + offset)).abs())
+            .sum()
+    }
+
+    #[test]
+    fn greedy_quirks() {
+        // Strict threshold.
+        assert!(associate_greedy(&[0.0], &[0.5], 0.0, 0.5).is_empty());
+        // Offset is added to the second list.
+        assert_eq!(associate_greedy(&[1.0], &[0.0], 1.0, 0.1), vec![(0, 0)]);
+        // Ties by difference go to the smaller a, then the smaller b.
+        assert_eq!(
+            associate_greedy(&[1.0, 3.0], &[2.0], 0.0, 1.5),
+            vec![(0, 0)]
+        );
+        // Greedy loses a pair that a better matching keeps.
+        let a = [0.0, 1.0];
+        let b = [0.9, 1.8];
+        assert_eq!(associate_greedy(&a, &b, 0.0, 1.0), vec![(1, 0)]);
+        assert_eq!(associate_optimal(&a, &b, 0.0, 1.0), vec![(0, 0), (1, 1)]);
+        // Non-finite stamps never match; output indices refer to the input.
+        let a = [f64::NAN, 5.0, f64::INFINITY, 2.0];
+        let b = [2.01, f64::NEG_INFINITY, 5.02];
+        assert_eq!(associate_greedy(&a, &b, 0.0, 0.05), vec![(3, 0), (1, 2)]);
+        assert_eq!(associate_optimal(&a, &b, 0.0, 0.05), vec![(3, 0), (1, 2)]);
+        assert!(associate_greedy(&[1.0], &[1.0], 0.0, f64::NAN).is_empty());
+        assert!(associate_optimal(&[], &[1.0], 0.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn greedy_can_cross_optimal_never_does() {
+        // Greedy takes (1.0, 1.05) first (0.05), then (1.2, 0.9) (0.3 < 0.35).
+        let a = [1.0, 1.2];
+        let b = [0.9, 1.05];
+        let g = associate_greedy(&a, &b, 0.0, 0.35);
+        assert_eq!(g, vec![(0, 1), (1, 0)]);
+        let o = associate_optimal(&a, &b, 0.0, 0.35);
+        assert_eq!(o, vec![(0, 0), (1, 1)]);
+    }
+
+    /// All matchings (any crossing) by brute force: (max cardinality, min cost).
+    fn brute(a: &[f64], b: &[f64], d: f64) -> (usize, f64) {
+        fn go(i: usize, a: &[f64], b: &[f64], d: f64, used: &mut [bool]) -> (usize, f64) {
+            if i == a.len() {
+                return (0, 0.0);
+            }
+            let mut best = go(i + 1, a, b, d, used);
+            for j in 0..b.len() {
+                let diff = (a[i] - b[j]).abs();
+                if !used[j] && diff < d {
+                    used[j] = true;
+                    let (n, c) = go(i + 1, a, b, d, used);
+                    used[j] = false;
+                    let cand = (n + 1, c + diff);
+                    if cand.0 > best.0 || (cand.0 == best.0 && cand.1 < best.1) {
+                        best = cand;
+                    }
+                }
+            }
+            best
+        }
+        go(0, a, b, d, &mut vec![false; b.len()])
+    }
+
+    /// Stamps on a 1/64 grid: differences are exact, so ties are real ties.
+    fn stamps(n: usize) -> impl Strategy<Value = Vec<f64>> {
+        proptest::collection::vec((0u32..200).prop_map(|k| k as f64 / 64.0), 0..n)
+    }
+
+    proptest! {
+        #[test]
+        fn optimal_is_max_non_crossing_and_cheapest(
+            a in stamps(6), b in stamps(6), d in (1u32..64).prop_map(|k| k as f64 / 64.0),
+        ) {
+            let o = associate_optimal(&a, &b, 0.0, d);
+            let g = associate_greedy(&a, &b, 0.0, d);
+            for &(i, j) in o.iter().chain(&g) {
+                prop_assert!((a[i] - b[j]).abs() < d);
+            }
+            for w in o.windows(2) {
+                let ((i1, j1), (i2, j2)) = (w[0], w[1]);
+                prop_assert!(a[i1] <= a[i2] && b[j1] <= b[j2]);
+                prop_assert!(i1 != i2 && j1 != j2);
+            }
+            let (n, cost) = brute(&a, &b, d);
+            prop_assert_eq!(o.len(), n);
+            prop_assert!((total(&a, &b, 0.0, &o) - cost).abs() < 1e-9);
+            prop_assert!(g.len() <= o.len());
+            if g.len() == o.len() {
+                prop_assert!(total(&a, &b, 0.0, &o) <= total(&a, &b, 0.0, &g) + 1e-9);
+            }
+        }
+
+        #[test]
+        fn optimal_matches_the_quadratic_dp(
+            a in stamps(60), b in stamps(60), d in (1u32..128).prop_map(|k| k as f64 / 64.0),
+        ) {
+            // The textbook O(N·M) table over the sorted lists: (pairs, cost).
+            let mut sa = a.clone(); sa.sort_by(f64::total_cmp);
+            let mut sb = b.clone(); sb.sort_by(f64::total_cmp);
+            let better = |x: (usize, f64), y: (usize, f64)| x.0 > y.0 || (x.0 == y.0 && x.1 < y.1);
+            let mut f = vec![vec![(0usize, 0.0f64); sb.len() + 1]; sa.len() + 1];
+            for i in 1..=sa.len() {
+                for j in 1..=sb.len() {
+                    let mut best = f[i - 1][j];
+                    if better(f[i][j - 1], best) { best = f[i][j - 1]; }
+                    let diff = (sa[i - 1] - sb[j - 1]).abs();
+                    let with = (f[i - 1][j - 1].0 + 1, f[i - 1][j - 1].1 + diff);
+                    if diff < d && better(with, best) { best = with; }
+                    f[i][j] = best;
+                }
+            }
+            let (n, cost) = f[sa.len()][sb.len()];
+            let o = associate_optimal(&a, &b, 0.0, d);
+            prop_assert_eq!(o.len(), n);
+            prop_assert!((total(&a, &b, 0.0, &o) - cost).abs() < 1e-9);
+        }
+
+        #[test]
+        fn greedy_matches_the_quadratic_reference(
+            a in stamps(12), b in stamps(12),
+            d in (1u32..64).prop_map(|k| k as f64 / 64.0),
+            off in (-32i32..32).prop_map(|k| k as f64 / 64.0),
+        ) {
+            // associate.py on dict keys: unique stamps.
+            let mut a = a; a.sort_by(f64::total_cmp); a.dedup();
+            let mut b = b; b.sort_by(f64::total_cmp); b.dedup();
+            let mut cands = Vec::new();
+            for &x in &a {
+                for &y in &b {
+                    let diff = (x - (y + off)).abs();
+                    if diff < d {
+                        cands.push((diff, x, y));
+                    }
+                }
+            }
+            cands.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.total_cmp(&q.1)).then(p.2.total_cmp(&q.2)));
+            let (mut ua, mut ub, mut want) = (Vec::new(), Vec::new(), Vec::new());
+            for (_, x, y) in cands {
+                if !ua.contains(&x) && !ub.contains(&y) {
+                    ua.push(x);
+                    ub.push(y);
+                    want.push((x, y));
+                }
+            }
+            want.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.total_cmp(&q.1)));
+            let got: Vec<(f64, f64)> = associate_greedy(&a, &b, off, d)
+                .into_iter().map(|(i, j)| (a[i], b[j])).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+}

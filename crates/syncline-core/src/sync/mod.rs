@@ -1,0 +1,264 @@
+//! Synchronizers: form sets of messages across topics that belong to the
+//! same moment, following ROS `message_filters` exactly
+//! ([`ApproximateTime`], [`ExactTime`], [`LatestTime`]) and going beyond it
+//! where its users ask: every message that leaves without being in a set is
+//! reported with a [`DropReason`], an optional stall timeout keeps a silent
+//! topic from blocking the others, and a [`SyncStatus`] counts everything.
+//!
+//! All three policies share one shape (sans-IO, no clock, no I/O):
+//!
+//! ```
+//! use syncline_core::sync::{ApproximateConfig, ApproximateTime};
+//! use syncline_core::Timestamp;
+//!
+//! let mut sync = ApproximateTime::new(ApproximateConfig::new(2)).unwrap();
+//! let t = Timestamp::from_nanos;
+//! sync.push(0, t(0), "a0").unwrap();
+//! sync.push(1, t(0), "b0").unwrap();          // an exact match is emitted at once
+//! let set = sync.poll_set().unwrap();
+//! assert_eq!(set.get(0).unwrap().value, "a0");
+//! assert_eq!(set.get(1).unwrap().value, "b0");
+//! let _ = set;
+//! assert!(sync.poll_set().is_none());
+//! assert_eq!(sync.status().sets, 1);
+//! ```
+//!
+//! Sets are lent out of a buffer that the synchronizer reuses, so a steady
+//! stream of messages allocates nothing.
+
+mod approximate;
+mod exact;
+mod latest;
+mod outbox;
+
+use serde::{Deserialize, Serialize};
+
+pub use approximate::{ApproximateConfig, ApproximateTime, StallAction, StallConfig};
+pub use exact::{ExactConfig, ExactTime};
+pub use latest::{LatestConfig, LatestTime, RateConfig};
+pub use outbox::{Dropped, Output, Set};
+
+/// Why a message left a synchronizer without being part of a set (the
+/// reasons of `syncline sync --report-drops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DropReason {
+    /// Its topic's queue was full: the oldest held message of that topic
+    /// made room.
+    Overflow,
+    /// Passed over: a set was formed (or chosen) without it and it can no
+    /// longer be in one. ApproximateTime also uses it for a head deleted
+    /// because the would-be pivot topic had just overflowed.
+    Skipped,
+    /// Rejected by the maximum interval of ApproximateTime.
+    Interval,
+    /// A later message of the same topic took its place (ExactTime: the same
+    /// stamp; LatestTime: a newer message before it was ever in a set).
+    Replaced,
+    /// Removed by the stall timeout.
+    Stalled,
+    /// Still held when the input ended ([`ApproximateTime::finish`] and
+    /// friends).
+    End,
+}
+
+impl DropReason {
+    /// The reason as `syncline sync` prints it (`"overflow"`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::Skipped => "skipped",
+            DropReason::Interval => "interval",
+            DropReason::Replaced => "replaced",
+            DropReason::Stalled => "stalled",
+            DropReason::End => "end",
+        }
+    }
+}
+
+/// Dropped-message counts by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DropCounts {
+    /// [`DropReason::Overflow`].
+    pub overflow: u64,
+    /// [`DropReason::Skipped`].
+    pub skipped: u64,
+    /// [`DropReason::Interval`].
+    pub interval: u64,
+    /// [`DropReason::Replaced`].
+    pub replaced: u64,
+    /// [`DropReason::Stalled`].
+    pub stalled: u64,
+    /// [`DropReason::End`].
+    pub end: u64,
+}
+
+impl DropCounts {
+    /// Counts one drop.
+    pub fn add(&mut self, reason: DropReason) {
+        let c = match reason {
+            DropReason::Overflow => &mut self.overflow,
+            DropReason::Skipped => &mut self.skipped,
+            DropReason::Interval => &mut self.interval,
+            DropReason::Replaced => &mut self.replaced,
+            DropReason::Stalled => &mut self.stalled,
+            DropReason::End => &mut self.end,
+        };
+        *c = c.saturating_add(1);
+    }
+
+    /// All drops together.
+    pub fn total(&self) -> u64 {
+        [
+            self.overflow,
+            self.skipped,
+            self.interval,
+            self.replaced,
+            self.stalled,
+            self.end,
+        ]
+        .iter()
+        .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+}
+
+/// A synchronizer's counters: cheap to take, serialisable, always available.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SyncStatus {
+    /// `"approximate"`, `"exact"` or `"latest"`.
+    pub policy: String,
+    /// Messages accepted by `push`.
+    pub pushed: u64,
+    /// Sets emitted (complete and partial).
+    pub sets: u64,
+    /// Of those, sets with a missing member (stall timeout, partial mode).
+    pub partial_sets: u64,
+    /// Messages dropped, by reason.
+    pub dropped: DropCounts,
+    /// Messages currently held, per topic.
+    pub held: Vec<usize>,
+    /// Messages that arrived with a stamp older than the previous message of
+    /// their topic (kept, as ROS does; the set guarantees then no longer hold).
+    pub out_of_order: u64,
+    /// Topics currently considered stalled by the stall timeout.
+    pub stalled_topics: Vec<usize>,
+}
+
+/// Errors of synchronizer configuration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// No topics were configured.
+    #[error("a synchronizer needs at least one topic")]
+    NoTopics,
+    /// ApproximateTime needs room for at least one message per topic.
+    #[error("queue size must be at least 1")]
+    ZeroQueue,
+    /// The age penalty must be finite and non-negative.
+    #[error("age penalty must be finite and >= 0, got {0}")]
+    AgePenalty(f64),
+    /// A duration that must not be negative was.
+    #[error("{what} must be >= 0")]
+    Negative {
+        /// Which setting.
+        what: &'static str,
+    },
+    /// A per-topic setting names a topic that does not exist.
+    #[error("topic {topic} is out of range (synchronizer has {topics} topics)")]
+    TopicOutOfRange {
+        /// The topic index given.
+        topic: usize,
+        /// The number of topics.
+        topics: usize,
+    },
+    /// The number of inputs differs from the configured number of topics.
+    #[error("{inputs} inputs for a synchronizer configured with {topics} topics")]
+    TopicCount {
+        /// Topics in the configuration.
+        topics: usize,
+        /// Inputs given.
+        inputs: usize,
+    },
+    /// A rate setting of LatestTime is not a finite number in its range.
+    #[error("invalid rate setting: {0}")]
+    Rate(&'static str),
+}
+
+/// Errors of `push`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SyncError {
+    /// The message's topic index is not configured; the message was not
+    /// taken.
+    #[error("unknown topic {topic} (synchronizer has {topics} topics)")]
+    UnknownTopic {
+        /// The topic index given.
+        topic: usize,
+        /// The number of topics.
+        topics: usize,
+    },
+}
+
+/// The three policies behind one interface, for drivers that are generic
+/// over the policy (the async shell, the CLI). `receipt` is the receipt
+/// time; only [`LatestTime`] uses it.
+pub trait SyncPolicy<M> {
+    /// `push` of the policy.
+    fn push_at(
+        &mut self,
+        topic: usize,
+        stamp: crate::Timestamp,
+        msg: M,
+        receipt: crate::Timestamp,
+    ) -> Result<(), SyncError>;
+    /// `poll` of the policy: sets and drop reports in emission order.
+    fn poll_output(&mut self) -> Option<Output<'_, M>>;
+    /// `finish` of the policy: everything held is dropped as `end`.
+    fn finish_input(&mut self);
+    /// `status` of the policy.
+    fn sync_status(&self) -> SyncStatus;
+    /// Messages of `topic` currently held (may still become part of a set).
+    fn held(&self, topic: usize) -> usize;
+}
+
+macro_rules! policy_impl {
+    ($ty:ident, $($bound:path)?, |$s:ident, $t:ident, $st:ident, $m:ident, $r:ident| $push:expr) => {
+        impl<M $(: $bound)?> SyncPolicy<M> for $ty<M> {
+            fn push_at(
+                &mut self,
+                $t: usize,
+                $st: crate::Timestamp,
+                $m: M,
+                $r: crate::Timestamp,
+            ) -> Result<(), SyncError> {
+                let $s = self;
+                $push
+            }
+            fn poll_output(&mut self) -> Option<Output<'_, M>> {
+                self.poll()
+            }
+            fn finish_input(&mut self) {
+                self.finish()
+            }
+            fn sync_status(&self) -> SyncStatus {
+                self.status()
+            }
+            fn held(&self, topic: usize) -> usize {
+                self.held_of(topic)
+            }
+        }
+    };
+}
+
+policy_impl!(ApproximateTime, , |s, t, st, m, _r| s.push(t, st, m));
+policy_impl!(ExactTime, , |s, t, st, m, _r| s.push(t, st, m));
+policy_impl!(LatestTime, Clone, |s, t, st, m, r| s.push(t, st, m, r));
+
+fn check_topic(topic: usize, topics: usize) -> Result<(), SyncError> {
+    if topic < topics {
+        Ok(())
+    } else {
+        Err(SyncError::UnknownTopic { topic, topics })
+    }
+}
+
+#[cfg(test)]
+mod proptests;

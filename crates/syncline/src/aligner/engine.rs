@@ -1,0 +1,358 @@
+//! The driver shared by `Aligned` and `FanOut`: polls the inputs, pushes
+//! into the core, arms one timer for the live bound, yields releases.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use syncline_core::Timestamp;
+use syncline_core::aligner::{Aligner, DropReason, Push, StreamId};
+use tokio::sync::{mpsc, watch};
+
+use super::control::{AlignerControl, Command};
+use super::lane::Lane;
+use super::{AlignedStatus, LaneStatus};
+use crate::clock::{Clock, ClockSleep};
+
+/// Publish the status every this many pushes and releases (and whenever the driver
+/// becomes idle after a change, and at the end).
+const STATUS_EVERY: u32 = 1024;
+
+pub(super) struct Engine<O> {
+    pub(super) core: Aligner<()>,
+    pub(super) ids: Vec<StreamId>,
+    pub(super) lanes: Vec<Box<dyn Lane<O>>>,
+    pub(super) lane_status: Vec<LaneStatus>,
+    ended: Vec<bool>,
+    open: usize,
+    next_lane: usize,
+    clock: Option<Arc<dyn Clock>>,
+    timer: Option<(Timestamp, ClockSleep)>,
+    /// A polled sample not yet pushed: `(lane, stamp, arrival)`. It waits
+    /// while releases made due by its arrival time go out first.
+    stash: Option<(usize, Timestamp, Option<Timestamp>)>,
+    finished: bool,
+    control_tx: mpsc::UnboundedSender<Command>,
+    control_rx: mpsc::UnboundedReceiver<Command>,
+    status_tx: watch::Sender<AlignedStatus>,
+    since_status: u32,
+}
+
+impl<O> Engine<O> {
+    pub(super) fn new(
+        core: Aligner<()>,
+        ids: Vec<StreamId>,
+        lanes: Vec<Box<dyn Lane<O>>>,
+        names: Vec<String>,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Self {
+        let lane_status: Vec<LaneStatus> = names
+            .into_iter()
+            .map(|name| LaneStatus {
+                name,
+                undelivered: 0,
+                consumer_gone: false,
+            })
+            .collect();
+        let (status_tx, _) = watch::channel(AlignedStatus {
+            aligner: core.status(),
+            lanes: lane_status.clone(),
+            finished: false,
+        });
+        let n = lanes.len();
+        let (control_tx, control_rx) = mpsc::unbounded_channel();
+        Engine {
+            control_tx,
+            control_rx,
+            core,
+            ids,
+            lanes,
+            lane_status,
+            ended: vec![false; n],
+            open: n,
+            next_lane: 0,
+            clock,
+            timer: None,
+            stash: None,
+            finished: false,
+            status_tx,
+            since_status: 0,
+        }
+    }
+
+    pub(super) fn status(&self) -> AlignedStatus {
+        AlignedStatus {
+            aligner: self.core.status(),
+            lanes: self.lane_status.clone(),
+            finished: self.finished,
+        }
+    }
+
+    pub(super) fn watch(&self) -> watch::Receiver<AlignedStatus> {
+        self.status_tx.subscribe()
+    }
+
+    pub(super) fn stream_id(&self, name: &str) -> Option<StreamId> {
+        let k = self.lane_status.iter().position(|l| l.name == name)?;
+        self.ids.get(k).copied()
+    }
+
+    pub(super) fn control(&self) -> AlignerControl {
+        AlignerControl {
+            tx: self.control_tx.clone(),
+        }
+    }
+
+    /// Applies the pending control commands; `true` if there were any.
+    fn poll_control(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut any = false;
+        while let Poll::Ready(Some(c)) = self.control_rx.poll_recv(cx) {
+            any = true;
+            let r = match c {
+                Command::Timeout(t) => {
+                    self.core.set_timeout(t);
+                    Ok(())
+                }
+                Command::Period(id, p) => self.core.set_period(id, p),
+                Command::Priority(id, p) => self.core.set_priority(id, p),
+                Command::Disable(id) => self.core.disable_stream(id),
+                Command::Enable(id) => self.core.enable_stream(id),
+                Command::End(id) => self.core.end_stream(id),
+                Command::Remove(id) => self.remove(id),
+            };
+            if let Err(e) = r {
+                tracing::warn!("aligner: control command {c:?} ignored: {e}");
+            }
+            self.since_status += 1;
+        }
+        any
+    }
+
+    /// Removes a stream: stops polling its input, drops its queued values
+    /// (counted by the core as `dropped_removed`).
+    fn remove(&mut self, id: StreamId) -> Result<(), syncline_core::aligner::AlignerError> {
+        let dropped = self.core.remove_stream(id)?.count();
+        let k = id.slot();
+        if let Some(lane) = self.lanes.get_mut(k) {
+            lane.clear();
+        }
+        if let Some(e) = self.ended.get_mut(k)
+            && !*e
+        {
+            *e = true;
+            self.open -= 1;
+        }
+        if matches!(self.stash, Some((lane, ..)) if lane == k) {
+            self.stash = None;
+        }
+        tracing::debug!(stream = self.name(k), dropped, "aligner: stream removed");
+        Ok(())
+    }
+
+    pub(super) fn publish(&mut self) {
+        self.since_status = 0;
+        let status = self.status();
+        self.status_tx.send_replace(status);
+    }
+
+    fn name(&self, lane: usize) -> &str {
+        self.lane_status.get(lane).map_or("?", |l| l.name.as_str())
+    }
+
+    /// Pushes a polled sample into the core and mirrors the outcome in
+    /// its lane.
+    fn push(&mut self, lane: usize, stamp: Timestamp, arrival: Option<Timestamp>) {
+        let (Some(&id), Some(l)) = (self.ids.get(lane), self.lanes.get_mut(lane)) else {
+            return;
+        };
+        let outcome = match arrival {
+            Some(a) => self.core.push_arrived(id, stamp, (), a),
+            None => self.core.push(id, stamp, ()),
+        };
+        match outcome {
+            Push::Queued => l.accept(),
+            Push::Evicted(old) => {
+                l.evict();
+                l.accept();
+                tracing::warn!(stream = self.name(lane), stamp = %old.stamp, "aligner: queue full, oldest sample dropped (overflow)");
+            }
+            Push::Dropped(reason, _) => {
+                l.discard();
+                let why = match reason {
+                    DropReason::Late => "older than the last released sample (late)",
+                    DropReason::Backward => "older than its stream's previous sample (backward)",
+                    DropReason::UnknownStream => "unknown stream",
+                };
+                tracing::warn!(stream = self.name(lane), stamp = %stamp, "aligner: sample dropped: {why}");
+            }
+        }
+        self.since_status += 1;
+        if self.since_status >= STATUS_EVERY {
+            self.publish();
+        }
+        // (Releases count towards `since_status` too.)
+    }
+
+    /// Polls the inputs round-robin for one event. `Ready(true)`: something
+    /// happened (a sample was stashed or a stream ended).
+    fn poll_inputs(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        let n = self.lanes.len();
+        for j in 0..n {
+            let k = (self.next_lane + j) % n;
+            if self.ended.get(k).copied().unwrap_or(true) {
+                continue;
+            }
+            let Some(lane) = self.lanes.get_mut(k) else {
+                continue;
+            };
+            match lane.poll_input(cx) {
+                Poll::Ready(Some(stamp)) => {
+                    self.next_lane = (k + 1) % n;
+                    let arrival = self.clock.as_ref().map(|c| c.now());
+                    if let Some(now) = arrival {
+                        self.core.handle_timeout(now);
+                    }
+                    self.stash = Some((k, stamp, arrival));
+                    return Poll::Ready(true);
+                }
+                Poll::Ready(None) => {
+                    if let Some(e) = self.ended.get_mut(k) {
+                        *e = true;
+                    }
+                    self.open -= 1;
+                    if let Some(&id) = self.ids.get(k) {
+                        let _ = self.core.end_stream(id);
+                    }
+                    tracing::debug!(stream = self.name(k), "aligner: input ended");
+                    return Poll::Ready(true);
+                }
+                Poll::Pending => {}
+            }
+        }
+        Poll::Ready(false)
+    }
+
+    /// Live mode: arms the one timer at the core's deadline (re-arming only
+    /// when the deadline moved) and handles it when due. `true` when time
+    /// was handed to the core.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(clock) = self.clock.as_ref() else {
+            return false;
+        };
+        let Some(deadline) = self.core.poll_timeout() else {
+            self.timer = None;
+            return false;
+        };
+        // Compare with the clock first: a sleep may report Pending for an
+        // elapsed deadline under tokio's cooperative budget.
+        let now = clock.now();
+        if deadline <= now {
+            self.core.handle_timeout(now);
+            return true;
+        }
+        if self.timer.as_ref().is_none_or(|(at, _)| *at != deadline) {
+            self.timer = Some((deadline, clock.sleep_until(deadline)));
+        }
+        if let Some((_, sleep)) = self.timer.as_mut()
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            self.timer = None;
+            self.core.handle_timeout(clock.now().max(deadline));
+            return true;
+        }
+        false
+    }
+
+    /// The next release: `(lane, stamp)`, `None` once every input ended and
+    /// everything was released.
+    pub(super) fn poll_release(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<(usize, Timestamp)>> {
+        loop {
+            if let Some(r) = self.core.poll_release() {
+                self.since_status += 1;
+                return Poll::Ready(Some((r.stream.slot(), r.sample.stamp)));
+            }
+            if let Some((lane, stamp, arrival)) = self.stash.take() {
+                self.push(lane, stamp, arrival);
+                continue;
+            }
+            if self.finished {
+                return Poll::Ready(None);
+            }
+            if self.open == 0 {
+                self.core.finish();
+                self.finished = true;
+                continue;
+            }
+            if self.poll_control(cx) {
+                continue;
+            }
+            if let Poll::Ready(true) = self.poll_inputs(cx) {
+                continue;
+            }
+            if self.poll_timer(cx) {
+                continue;
+            }
+            // Idle: a good moment to publish what changed.
+            if self.since_status > 0 {
+                self.publish();
+            }
+            return Poll::Pending;
+        }
+    }
+
+    /// Delivery of a release through its lane, in fan-out mode: waits for
+    /// room, or counts the sample as undelivered when its consumer is gone.
+    pub(super) fn poll_deliver(
+        &mut self,
+        cx: &mut Context<'_>,
+        lane: usize,
+        stamp: Timestamp,
+    ) -> Poll<()> {
+        let Some(l) = self.lanes.get_mut(lane) else {
+            return Poll::Ready(());
+        };
+        if l.poll_ready(cx).is_pending() {
+            return Poll::Pending;
+        }
+        // Ready or gone: `take` queues it for sending, or counts it.
+        let _ = l.take(stamp);
+        self.sync_lane(lane);
+        Poll::Ready(())
+    }
+
+    /// Copies a lane's delivery counter into its status; logs the moment
+    /// its consumer is found gone.
+    fn sync_lane(&mut self, lane: usize) {
+        let (Some(l), Some(s)) = (self.lanes.get(lane), self.lane_status.get_mut(lane)) else {
+            return;
+        };
+        s.undelivered = l.undelivered();
+        if s.undelivered > 0 && !s.consumer_gone {
+            tracing::warn!(stream = %s.name, "aligner: consumer gone; its samples are counted as undelivered");
+            s.consumer_gone = true;
+        }
+    }
+
+    /// Flushes every lane's outbox; `Pending` while a consumer has no room.
+    pub(super) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut pending = false;
+        for k in 0..self.lanes.len() {
+            if let Some(l) = self.lanes.get_mut(k) {
+                pending |= l.poll_flush(cx).is_pending();
+            }
+            self.sync_lane(k);
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+
+    /// Whether every lane's consumer is gone.
+    pub(super) fn all_gone(&self) -> bool {
+        self.lane_status.iter().all(|s| s.consumer_gone)
+    }
+}

@@ -1,0 +1,277 @@
+//! One input of the async aligner: its stream, and the values of its samples
+//! while the core holds their stamps.
+//!
+//! The core is an `Aligner<()>`: it decides on stamps alone. Each lane keeps
+//! the values of its queued samples in its own typed FIFO, which mirrors the
+//! core's queue of that stream exactly (accept = push back, evict = pop
+//! front, release = pop front), so inputs of different types share one core
+//! without boxing a sample.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+
+use syncline_core::{Stamped, Timestamp};
+
+/// A boxed input stream.
+pub(super) type Input<T> = Pin<Box<dyn Stream<Item = Stamped<T>> + Send>>;
+
+/// Whether a lane's consumer can take a sample now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ready {
+    /// Yes.
+    Yes,
+    /// The consumer is gone: the sample can only be counted as undelivered.
+    Gone,
+}
+
+/// A lane, type-erased over its value type; `O` is what a release yields.
+pub(super) trait Lane<O>: Send {
+    /// Polls the input; a new sample's value is held as pending and its
+    /// stamp returned.
+    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>>;
+    /// The core queued the pending sample.
+    fn accept(&mut self);
+    /// The core dropped the pending sample (late or backward).
+    fn discard(&mut self);
+    /// The core evicted this lane's oldest queued sample.
+    fn evict(&mut self);
+    /// The stream was removed: drop the queued and pending values.
+    fn clear(&mut self);
+    /// Whether the consumer can take the next release now.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
+    /// The core released this lane's oldest queued sample, at `stamp`.
+    /// `None` when it could not be delivered (counted by the lane).
+    fn take(&mut self, stamp: Timestamp) -> Option<O>;
+    /// Hands everything taken so far to the consumer; `Pending` while the
+    /// consumer has no room (the waker is registered).
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()>;
+    /// Samples released but not delivered (the consumer was gone).
+    fn undelivered(&self) -> u64;
+}
+
+/// A lane: its input, the pending value, the FIFO of queued values, and
+/// `D`, the way released samples go out.
+pub(super) struct QueueLane<T, D> {
+    input: Input<T>,
+    pending: Option<T>,
+    queue: VecDeque<T>,
+    out: D,
+}
+
+impl<T, D> QueueLane<T, D> {
+    pub(super) fn new(input: Input<T>, capacity: usize, out: D) -> Self {
+        QueueLane {
+            input,
+            pending: None,
+            // Bounded preallocation; the core bounds the length.
+            queue: VecDeque::with_capacity(capacity.min(1 << 16)),
+            out,
+        }
+    }
+}
+
+/// How a lane's released samples leave it.
+pub(super) trait Deliver<T>: Send {
+    /// What a release yields.
+    type Out;
+    /// Whether the consumer can take the next release now.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
+    /// Delivers a released sample; `None` when it could not be (counted).
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<Self::Out>;
+    /// See [`Lane::poll_flush`].
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()>;
+    /// See [`Lane::undelivered`].
+    fn undelivered(&self) -> u64;
+}
+
+impl<T: Send, D: Deliver<T>> Lane<D::Out> for QueueLane<T, D> {
+    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>> {
+        self.input.poll_next_unpin(cx).map(|next| {
+            next.map(|s| {
+                let (stamp, value) = s.into_parts();
+                self.pending = Some(value);
+                stamp
+            })
+        })
+    }
+    fn accept(&mut self) {
+        if let Some(v) = self.pending.take() {
+            self.queue.push_back(v);
+        }
+    }
+    fn discard(&mut self) {
+        self.pending = None;
+    }
+    fn evict(&mut self) {
+        self.queue.pop_front();
+    }
+    fn clear(&mut self) {
+        self.pending = None;
+        self.queue.clear();
+    }
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
+        self.out.poll_ready(cx)
+    }
+    fn take(&mut self, stamp: Timestamp) -> Option<D::Out> {
+        let v = self.queue.pop_front()?;
+        self.out.deliver(Stamped::new(stamp, v))
+    }
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.out.poll_flush(cx)
+    }
+    fn undelivered(&self) -> u64 {
+        self.out.undelivered()
+    }
+}
+
+/// Releases become `E` through `wrap` (the `.aligned()` stream of an enum).
+pub(super) struct Wrap<F>(pub(super) F);
+
+impl<T, E, F: Fn(Stamped<T>) -> E + Send> Deliver<T> for Wrap<F> {
+    type Out = E;
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Ready> {
+        Poll::Ready(Ready::Yes)
+    }
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<E> {
+        Some((self.0)(sample))
+    }
+    fn poll_flush(&mut self, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+    fn undelivered(&self) -> u64 {
+        0
+    }
+}
+
+type Reserve<T> =
+    Pin<Box<dyn Future<Output = Result<mpsc::OwnedPermit<T>, mpsc::error::SendError<()>>> + Send>>;
+
+/// Releases are sent in batches of at most this many per channel: one
+/// wake-up of the consumer per batch instead of one per sample. A batch is
+/// also sent whenever the driver waits (so live latency is unchanged).
+const BATCH: usize = 64;
+
+/// Delivery into a bounded tokio channel. Releases collect in a small
+/// outbox that never exceeds the channel's free room; it is flushed when
+/// full and whenever the driver waits. When the channel is full the driver
+/// waits for room (backpressure).
+pub(super) struct Channel<T> {
+    sender: mpsc::Sender<Stamped<T>>,
+    outbox: VecDeque<Stamped<T>>,
+    permit: Option<mpsc::OwnedPermit<Stamped<T>>>,
+    /// Only while the channel is full (no allocation while it has room).
+    reserving: Option<Reserve<Stamped<T>>>,
+    gone: bool,
+    undelivered: u64,
+}
+
+impl<T: Send + 'static> Channel<T> {
+    pub(super) fn new(sender: mpsc::Sender<Stamped<T>>) -> Self {
+        Channel {
+            sender,
+            outbox: VecDeque::with_capacity(BATCH),
+            permit: None,
+            reserving: None,
+            gone: false,
+            undelivered: 0,
+        }
+    }
+
+    fn mark_gone(&mut self) {
+        self.gone = true;
+        self.undelivered += self.outbox.len() as u64;
+        self.outbox.clear();
+        self.permit = None;
+        self.reserving = None;
+    }
+
+    /// Sends from the outbox while the channel has room.
+    fn try_flush(&mut self) {
+        while let Some(v) = self.outbox.pop_front() {
+            if let Some(p) = self.permit.take() {
+                p.send(v);
+                continue;
+            }
+            match self.sender.try_send(v) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(v)) => {
+                    self.outbox.push_front(v);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    self.undelivered += 1;
+                    self.mark_gone();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Waits for one free slot (a permit), registering the waker.
+    fn poll_permit(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let sender = &self.sender;
+        let fut = self
+            .reserving
+            .get_or_insert_with(|| Box::pin(sender.clone().reserve_owned()));
+        let r = std::task::ready!(fut.as_mut().poll(cx));
+        self.reserving = None;
+        match r {
+            Ok(p) => self.permit = Some(p),
+            Err(_) => self.mark_gone(),
+        }
+        Poll::Ready(())
+    }
+}
+
+impl<T: Send + 'static> Deliver<T> for Channel<T> {
+    type Out = ();
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
+        loop {
+            if !self.gone && self.sender.is_closed() {
+                self.mark_gone();
+            }
+            if self.gone {
+                return Poll::Ready(Ready::Gone);
+            }
+            // The lane is its channel's only sender: the outbox always fits
+            // into the room the channel has (or a held permit gives).
+            let room = self.sender.capacity() + usize::from(self.permit.is_some());
+            if self.outbox.len() < room.min(BATCH) {
+                return Poll::Ready(Ready::Yes);
+            }
+            if !self.outbox.is_empty() {
+                let before = self.outbox.len();
+                self.try_flush();
+                if self.outbox.len() < before || self.gone {
+                    continue;
+                }
+            }
+            std::task::ready!(self.poll_permit(cx));
+        }
+    }
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<()> {
+        if self.gone {
+            self.undelivered += 1;
+            return None;
+        }
+        self.outbox.push_back(sample);
+        Some(())
+    }
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            self.try_flush();
+            if self.gone || self.outbox.is_empty() {
+                return Poll::Ready(());
+            }
+            std::task::ready!(self.poll_permit(cx));
+        }
+    }
+    fn undelivered(&self) -> u64 {
+        self.undelivered
+    }
+}

@@ -1,0 +1,392 @@
+//! Synchronizers as async `Stream` combinators: [`approximate_time`],
+//! [`exact_time`] and [`latest_time`] over a tuple of 2 to 12 streams of
+//! different item types (yielding tuples) or a `Vec` of streams of one type
+//! (yielding `Vec`s), driving the sans-IO cores of
+//! [`syncline_core::sync`]. [`register_callback`] gives ROS's
+//! `registerCallback` shape: a task that awaits an async closure per set.
+//!
+//! ```
+//! use futures::{stream, StreamExt};
+//! use syncline::sync::{approximate_time, ApproximateConfig};
+//! use syncline::{Stamped, Timestamp};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let ms = |x: i64| Timestamp::from_nanos(x * 1_000_000);
+//! let camera = stream::iter((0..5).map(move |k| Stamped::new(ms(33 * k), format!("img{k}"))));
+//! let odom = stream::iter((0..17).map(move |k| Stamped::new(ms(10 * k + 1), k as f64)));
+//! let mut sets = approximate_time((camera, odom), ApproximateConfig::new(2)).unwrap();
+//! let mut n = 0;
+//! while let Some((img, odom)) = sets.next().await {
+//!     assert!((img.stamp.as_nanos() - odom.stamp.as_nanos()).abs() <= 5_000_000);
+//!     n += 1;
+//! }
+//! assert_eq!(n, 5);
+//! assert_eq!(sets.status().sets, 5);
+//! # }
+//! ```
+
+mod inputs;
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::clock::Clock;
+pub use inputs::{CloneInputs, Slots, SyncInputs};
+use syncline_core::Timestamp;
+pub use syncline_core::sync::{
+    ApproximateConfig, ApproximateTime, ConfigError, DropCounts, DropReason, ExactConfig,
+    ExactTime, LatestConfig, LatestTime, Output, RateConfig, StallAction, StallConfig, SyncPolicy,
+    SyncStatus,
+};
+
+/// A message that left the synchronizer without being part of a set.
+#[derive(Debug)]
+pub struct DropReport<D> {
+    /// The input (topic) it came from, 0-based.
+    pub topic: usize,
+    /// Its stamp.
+    pub stamp: Timestamp,
+    /// Why it was dropped.
+    pub reason: DropReason,
+    /// The message (`Box<dyn Any + Send>` for tuple inputs: downcast to the
+    /// topic's item type).
+    pub message: D,
+}
+
+/// A synchronizer stream: yields sets of its inputs' items, ends when no
+/// further set can be formed because inputs have ended (what is still held
+/// is then reported as dropped with reason `end`).
+///
+/// Made by [`approximate_time`], [`exact_time`] and [`latest_time`].
+pub struct Synchronized<S: SyncInputs, P> {
+    inputs: S,
+    storage: S::Storage,
+    core: P,
+    clock: Option<Box<dyn Clock>>,
+    ended: Vec<bool>,
+    next_input: usize,
+    seqs: Vec<u64>,
+    ready: VecDeque<S::Item>,
+    drops: Option<mpsc::UnboundedSender<DropReport<S::Message>>>,
+    status: Option<watch::Sender<SyncStatus>>,
+    /// Topics already warned about (overflow or stall), for `tracing`.
+    warned: Vec<bool>,
+    finished: bool,
+}
+
+// Nothing is pinned structurally: the inputs are `Unpin`, the rest is
+// plain data moved only through `&mut`.
+impl<S: SyncInputs, P> Unpin for Synchronized<S, P> {}
+
+impl<S: SyncInputs, P> std::fmt::Debug for Synchronized<S, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Synchronized")
+            .field("inputs", &self.ended.len())
+            .field("ready", &self.ready.len())
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
+
+fn check_count(topics: usize, inputs: usize) -> Result<(), ConfigError> {
+    if topics == inputs {
+        Ok(())
+    } else {
+        Err(ConfigError::TopicCount { topics, inputs })
+    }
+}
+
+impl<S: SyncInputs, P> Synchronized<S, P> {
+    fn new(inputs: S, core: P, clock: Option<Box<dyn Clock>>) -> Self {
+        let n = inputs.count();
+        Synchronized {
+            storage: inputs.storage(),
+            inputs,
+            core,
+            clock,
+            ended: vec![false; n],
+            next_input: 0,
+            seqs: Vec::with_capacity(n),
+            ready: VecDeque::new(),
+            drops: None,
+            status: None,
+            warned: vec![false; n],
+            finished: false,
+        }
+    }
+
+    /// A channel of every drop from now on, with the message and reason.
+    /// Read it, or the reports accumulate.
+    pub fn drop_reports(&mut self) -> mpsc::UnboundedReceiver<DropReport<S::Message>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.drops = Some(tx);
+        rx
+    }
+}
+
+impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
+    /// The synchronizer's counters now.
+    pub fn status(&self) -> SyncStatus {
+        self.core.sync_status()
+    }
+
+    /// A watch of the counters, updated as the stream is polled (observable
+    /// from another task while this stream is consumed).
+    pub fn status_watch(&mut self) -> watch::Receiver<SyncStatus> {
+        let (tx, rx) = watch::channel(self.core.sync_status());
+        self.status = Some(tx);
+        rx
+    }
+
+    /// Moves the core's outputs into ready sets (members taken or cloned
+    /// out of the storage by `extract`) and drop reports.
+    fn drain(&mut self, extract: fn(&mut S::Storage, &[u64]) -> Option<S::Item>) {
+        while let Some(out) = self.core.poll_output() {
+            match out {
+                Output::Set(set) => {
+                    self.seqs.clear();
+                    self.seqs
+                        .extend(set.members().iter().flatten().map(|m| m.value));
+                    if set.is_complete() {
+                        if let Some(item) = extract(&mut self.storage, &self.seqs) {
+                            self.ready.push_back(item);
+                        }
+                    } else {
+                        // Partial sets (stall timeout) cannot be typed as a
+                        // set: their members are reported as stalled.
+                        for (topic, m) in set.members().iter().enumerate() {
+                            if let Some(m) = m {
+                                let msg = S::take_message(&mut self.storage, topic, m.value);
+                                report(&self.drops, topic, m.stamp, DropReason::Stalled, msg);
+                            }
+                        }
+                    }
+                }
+                Output::Dropped(d) => {
+                    if matches!(d.reason, DropReason::Overflow | DropReason::Stalled)
+                        && let Some(w) = self.warned.get_mut(d.topic)
+                        && !std::mem::replace(w, true)
+                    {
+                        tracing::warn!(
+                            topic = d.topic,
+                            reason = d.reason.as_str(),
+                            "synchronizer dropped a message: a topic is silent or late \
+                             (overflow: increase the queue size, or set a stall timeout)"
+                        );
+                    }
+                    let msg = S::take_message(&mut self.storage, d.topic, d.message.value);
+                    report(&self.drops, d.topic, d.message.stamp, d.reason, msg);
+                }
+            }
+        }
+    }
+
+    fn poll_sets(
+        &mut self,
+        cx: &mut Context<'_>,
+        extract: fn(&mut S::Storage, &[u64]) -> Option<S::Item>,
+        reuse: bool,
+    ) -> Poll<Option<S::Item>> {
+        let n = self.ended.len();
+        loop {
+            if let Some(item) = self.ready.pop_front() {
+                self.publish_status();
+                return Poll::Ready(Some(item));
+            }
+            if self.finished {
+                return Poll::Ready(None);
+            }
+            let mut progressed = false;
+            for k in 0..n {
+                let i = (self.next_input + k) % n;
+                if self.ended[i] {
+                    continue;
+                }
+                match self.inputs.poll_input(i, &mut self.storage, cx) {
+                    Poll::Ready(Some((stamp, seq))) => {
+                        let now = self.clock.as_ref().map_or(stamp, |c| c.now());
+                        // `i` is below the input count, which the core was
+                        // configured with.
+                        let _ = self.core.push_at(i, stamp, seq, now);
+                        self.drain(extract);
+                        if reuse {
+                            S::purge_before(&mut self.storage, i, seq);
+                        }
+                        progressed = true;
+                        self.next_input = (i + 1) % n;
+                        break;
+                    }
+                    Poll::Ready(None) => {
+                        self.ended[i] = true;
+                        progressed = true;
+                    }
+                    Poll::Pending => {}
+                }
+            }
+            // No set can be formed any more once an input has ended and
+            // holds nothing (LatestTime keeps using its last message).
+            let hopeless = (0..n).any(|i| self.ended[i] && !reuse && self.core.held(i) == 0);
+            if self.ended.iter().all(|e| *e) || hopeless {
+                self.core.finish_input();
+                self.drain(extract);
+                self.finished = true;
+                self.publish_status();
+                continue;
+            }
+            if !progressed {
+                self.publish_status();
+                return Poll::Pending;
+            }
+        }
+    }
+
+    fn publish_status(&self) {
+        if let Some(tx) = &self.status {
+            tx.send_replace(self.core.sync_status());
+        }
+    }
+}
+
+fn report<D>(
+    tx: &Option<mpsc::UnboundedSender<DropReport<D>>>,
+    topic: usize,
+    stamp: Timestamp,
+    reason: DropReason,
+    message: Option<D>,
+) {
+    if let (Some(tx), Some(message)) = (tx, message) {
+        // A closed receiver means nobody listens any more.
+        let _ = tx.send(DropReport {
+            topic,
+            stamp,
+            reason,
+            message,
+        });
+    }
+}
+
+impl<S: SyncInputs> Stream for Synchronized<S, ApproximateTime<u64>> {
+    type Item = S::Item;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.get_mut().poll_sets(cx, S::take_set, false)
+    }
+}
+
+impl<S: SyncInputs> Stream for Synchronized<S, ExactTime<u64>> {
+    type Item = S::Item;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.get_mut().poll_sets(cx, S::take_set, false)
+    }
+}
+
+impl<S: CloneInputs> Stream for Synchronized<S, LatestTime<u64>> {
+    type Item = S::Item;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.get_mut()
+            .poll_sets(cx, |st, seqs| S::clone_set(st, seqs), true)
+    }
+}
+
+/// ApproximateTime (the ROS algorithm) over `inputs`: a tuple of 2 to 12
+/// streams, or a `Vec` of streams. `config` must have as many topics as
+/// there are inputs.
+pub fn approximate_time<S: SyncInputs>(
+    inputs: S,
+    config: ApproximateConfig,
+) -> Result<Synchronized<S, ApproximateTime<u64>>, ConfigError> {
+    let core = ApproximateTime::new(config.report_drops(true))?;
+    check_count(core.topics(), inputs.count())?;
+    Ok(Synchronized::new(inputs, core, None))
+}
+
+/// ExactTime over `inputs` (see [`approximate_time`]).
+///
+/// ```
+/// use futures::{stream, StreamExt};
+/// use syncline::sync::{exact_time, ExactConfig};
+/// use syncline::{Stamped, Timestamp};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let t = Timestamp::from_nanos;
+/// // The `Vec` form: any number of streams of one type.
+/// let a = stream::iter([Stamped::new(t(1), 'a'), Stamped::new(t(2), 'b')]);
+/// let b = stream::iter([Stamped::new(t(2), 'x'), Stamped::new(t(3), 'y')]);
+/// let sets: Vec<_> = exact_time(vec![a, b], ExactConfig::new(2)).unwrap().collect().await;
+/// assert_eq!(sets.len(), 1);
+/// assert_eq!((sets[0][0].value, sets[0][1].value), ('b', 'x'));
+/// # }
+/// ```
+pub fn exact_time<S: SyncInputs>(
+    inputs: S,
+    config: ExactConfig,
+) -> Result<Synchronized<S, ExactTime<u64>>, ConfigError> {
+    let core = ExactTime::new(config.report_drops(true))?;
+    check_count(core.topics(), inputs.count())?;
+    Ok(Synchronized::new(inputs, core, None))
+}
+
+/// LatestTime over `inputs`, with `clock` as the receipt clock (items must
+/// be `Clone`: a message can appear in several sets).
+pub fn latest_time<S: CloneInputs>(
+    inputs: S,
+    config: LatestConfig,
+    clock: impl Clock,
+) -> Result<Synchronized<S, LatestTime<u64>>, ConfigError> {
+    let core = LatestTime::new(config.report_drops(true))?;
+    check_count(core.topics(), inputs.count())?;
+    Ok(Synchronized::new(inputs, core, Some(Box::new(clock))))
+}
+
+/// ROS's `registerCallback` shape: spawns a task that awaits `callback`
+/// with each set of `sets`, one at a time, in order; the task ends with the
+/// stream. Nothing of the synchronizer is locked while the callback runs.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use futures::stream;
+/// use syncline::sync::{approximate_time, register_callback, ApproximateConfig};
+/// use syncline::Timestamp;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let t = Timestamp::from_nanos;
+/// let a = stream::iter([t(0), t(10), t(20)]);
+/// let b = stream::iter([t(1), t(11), t(21)]);
+/// let sets = approximate_time((a, b), ApproximateConfig::new(2)).unwrap();
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let log = seen.clone();
+/// register_callback(sets, move |(a, b)| {
+///     let log = log.clone();
+///     async move { log.lock().unwrap().push((a, b)) }
+/// })
+/// .await
+/// .unwrap();
+/// // The last pair is never proven optimal before the inputs end.
+/// assert_eq!(seen.lock().unwrap().len(), 2);
+/// # }
+/// ```
+pub fn register_callback<St, F, Fut>(sets: St, mut callback: F) -> JoinHandle<()>
+where
+    St: Stream + Send + 'static,
+    St::Item: Send,
+    F: FnMut(St::Item) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    tokio::spawn(async move {
+        let mut sets = std::pin::pin!(sets);
+        while let Some(set) = sets.next().await {
+            callback(set).await;
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;

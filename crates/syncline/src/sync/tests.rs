@@ -1,0 +1,186 @@
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{StreamExt, stream};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+use super::*;
+use crate::clock::TokioClock;
+use crate::{Stamped, TimeDelta};
+
+fn ms(x: i64) -> Timestamp {
+    Timestamp::from_nanos(x * 1_000_000)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Image(u32);
+#[derive(Debug, Clone, PartialEq)]
+struct Imu([f64; 3]);
+
+fn channel<T>() -> (mpsc::UnboundedSender<T>, UnboundedReceiverStream<T>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (tx, UnboundedReceiverStream::new(rx))
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_types_sets_as_data_arrives_and_end_drops() {
+    let (cam_tx, cam) = channel::<Stamped<Image>>();
+    let (imu_tx, imu) = channel::<Stamped<Imu>>();
+    let (odo_tx, odo) = channel::<Stamped<u64>>();
+    let mut sets = approximate_time((cam, imu, odo), ApproximateConfig::new(3)).unwrap();
+    let mut drops = sets.drop_reports();
+    let status = sets.status_watch();
+    let task = tokio::spawn(async move {
+        let mut got = Vec::new();
+        while let Some((c, i, o)) = sets.next().await {
+            got.push((c.value.0, i.stamp, o.value));
+        }
+        got
+    });
+    for k in 0..10i64 {
+        let t = ms(100 * k);
+        cam_tx.send(Stamped::new(t, Image(k as u32))).unwrap();
+        for j in 0..10 {
+            imu_tx
+                .send(Stamped::new(
+                    t.saturating_add(TimeDelta::from_millis(10 * j)),
+                    Imu([0.0; 3]),
+                ))
+                .unwrap();
+        }
+        odo_tx
+            .send(Stamped::new(ms(100 * k + 3), k as u64))
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop((cam_tx, imu_tx, odo_tx));
+    let got = task.await.unwrap();
+    // Each camera frame matched with the IMU sample of its stamp and its odometry.
+    assert!(got.len() >= 9, "{got:?}");
+    for (c, imu_stamp, o) in &got {
+        assert_eq!(u64::from(*c), *o);
+        assert_eq!(*imu_stamp, ms(100 * i64::from(*c)));
+    }
+    let mut reasons = DropCounts::default();
+    let mut n_drops = 0;
+    while let Ok(d) = drops.try_recv() {
+        reasons.add(d.reason);
+        n_drops += 1;
+        if d.topic == 1 {
+            assert!(d.message.downcast_ref::<Stamped<Imu>>().is_some());
+        }
+    }
+    let st = status.borrow().clone();
+    assert_eq!(st.pushed, 120);
+    assert_eq!(st.sets as usize, got.len());
+    assert_eq!(st.sets * 3 + n_drops, 120, "conservation: {st:?}");
+    assert_eq!(st.dropped, reasons);
+    assert!(reasons.end > 0);
+}
+
+#[tokio::test]
+async fn vec_form_any_count_and_tuples_up_to_twelve() {
+    let streams: Vec<_> = (0..11)
+        .map(|i| stream::iter((0..4).map(move |k| Stamped::new(ms(10 * k + i % 2), (i, k)))))
+        .collect();
+    let sets: Vec<Vec<Stamped<(i64, i64)>>> = approximate_time(streams, ApproximateConfig::new(11))
+        .unwrap()
+        .collect()
+        .await;
+    // The last set (30 / 31 ms) is never proven optimal: reported as `end`.
+    assert_eq!(sets.len(), 3);
+    assert!(sets.iter().all(|s| s.len() == 11));
+    let s = |o: i64| stream::iter((0..3).map(move |k| Stamped::new(ms(10 * k + o), k)));
+    let nine = approximate_time(
+        (s(0), s(1), s(2), s(0), s(1), s(2), s(0), s(1), s(2)),
+        ApproximateConfig::new(9),
+    )
+    .unwrap();
+    let sets: Vec<_> = nine.collect().await;
+    assert_eq!(sets.len(), 2);
+    assert_eq!(sets[1].8.value, 1);
+    let [a, b, c, d, e, f, g, h, i, j, k, l] = std::array::from_fn(|_| s(0));
+    let twelve = (a, b, c, d, e, f, g, h, i, j, k, l);
+    assert_eq!(
+        exact_time(twelve, ExactConfig::new(12))
+            .unwrap()
+            .count()
+            .await,
+        3
+    );
+}
+
+#[tokio::test]
+async fn config_must_match_the_inputs() {
+    let s = || stream::iter([ms(0)]);
+    let err = approximate_time((s(), s()), ApproximateConfig::new(3)).unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError::TopicCount {
+            topics: 3,
+            inputs: 2
+        }
+    );
+    assert!(approximate_time((s(), s()), ApproximateConfig::new(2).queue_size(0)).is_err());
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_early_finishes_the_synchronizer() {
+    // `b` ends after one message; `a` never ends: once b's message is used
+    // (or dropped), no set can be formed and the stream ends.
+    let a = stream::iter((0..5).map(ms)).chain(stream::pending());
+    let b = stream::iter([ms(0)]);
+    let mut sync = approximate_time((a.boxed(), b), ApproximateConfig::new(2)).unwrap();
+    let sets: Vec<_> = (&mut sync).collect().await;
+    assert_eq!(sets, vec![(ms(0), ms(0))]);
+    let st = sync.status();
+    assert_eq!(st.pushed, 2 * st.sets + st.dropped.total());
+    assert!(st.dropped.end > 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn latest_time_on_the_paused_clock() {
+    let clock = TokioClock::starting_at(Timestamp::EPOCH);
+    let (fast_tx, fast) = channel::<Stamped<u32>>();
+    let (slow_tx, slow) = channel::<Stamped<u32>>();
+    let sync = latest_time((fast, slow), LatestConfig::new(2), clock).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let task = register_callback(sync, move |(f, s)| {
+        let log = log.clone();
+        async move { log.lock().unwrap().push((f.value, s.value)) }
+    });
+    for k in 0..40u32 {
+        if k % 4 == 0 {
+            slow_tx.send(Stamped::new(clock.now(), k / 4)).unwrap();
+        }
+        fast_tx.send(Stamped::new(clock.now(), k)).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop((fast_tx, slow_tx));
+    task.await.unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() >= 30, "{seen:?}");
+    // zero-order hold: the slow member is the latest slow message
+    for (f, s) in seen.iter() {
+        assert_eq!(*s, f / 4);
+    }
+}
+
+#[tokio::test]
+async fn exact_time_drop_reports_carry_the_message() {
+    let t = Timestamp::from_nanos;
+    let a = stream::iter([Stamped::new(t(1), "a1"), Stamped::new(t(2), "a2")]);
+    let b = stream::iter([Stamped::new(t(2), 2.0f64)]);
+    let mut sync = exact_time((a, b), ExactConfig::new(2)).unwrap();
+    let mut drops = sync.drop_reports();
+    let sets: Vec<_> = (&mut sync).collect().await;
+    assert_eq!(sets.len(), 1);
+    let d = drops.recv().await.unwrap();
+    assert_eq!((d.topic, d.reason), (0, DropReason::Skipped));
+    assert_eq!(
+        *d.message.downcast::<Stamped<&str>>().unwrap(),
+        Stamped::new(t(1), "a1")
+    );
+}

@@ -1,0 +1,236 @@
+//! The coordinator's async shell: drives a [`Coordinator`] core over a
+//! [`CoordinatorTransport`], event-driven (no polling, no debounce sleeps).
+
+use futures::FutureExt;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::transport::{CoordinatorTransport, Inbound};
+use crate::clock::{Clock, ClockSleep};
+use syncline_core::Timestamp;
+use syncline_core::timer::{
+    Coordinator, CoordinatorConfig, CoordinatorError, CoordinatorStatus, Event, Phase, Recipient,
+    Report,
+};
+
+enum Control {
+    Start,
+    Stop,
+    Status(oneshot::Sender<CoordinatorStatus>),
+}
+
+/// A timing coordinator running as a tokio task.
+///
+/// ```
+/// use syncline::clock::SystemClock;
+/// use syncline::core::timer::CoordinatorConfig;
+/// use syncline::timer::{TimingCoordinator, in_process_bus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (bus, _connector) = in_process_bus();
+/// let coordinator = TimingCoordinator::spawn(CoordinatorConfig::simulated(), bus, SystemClock).unwrap();
+/// coordinator.stop();
+/// let status = coordinator.join().await.unwrap();
+/// assert_eq!(status.phase, syncline::core::timer::Phase::Stopped);
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct TimingCoordinator {
+    ctrl: mpsc::UnboundedSender<Control>,
+    task: JoinHandle<CoordinatorStatus>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Control::Start => "Start",
+            Control::Stop => "Stop",
+            Control::Status(_) => "Status",
+        })
+    }
+}
+
+impl TimingCoordinator {
+    /// Spawns the coordinator on the current tokio runtime. `clock` is the
+    /// coordinator's own clock, used only for the answer timeout (it is not
+    /// simulated time).
+    pub fn spawn<T: CoordinatorTransport, C: Clock>(
+        config: CoordinatorConfig,
+        transport: T,
+        clock: C,
+    ) -> Result<Self, CoordinatorError> {
+        let core = Coordinator::new(config)?;
+        let (ctrl, rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(drive(core, transport, clock, rx));
+        Ok(TimingCoordinator { ctrl, task })
+    }
+
+    /// Starts the run (with whoever is ready).
+    pub fn start(&self) {
+        let _ = self.ctrl.send(Control::Start);
+    }
+
+    /// Stops the run: every participant gets a stop signal, then the
+    /// coordinator ends.
+    pub fn stop(&self) {
+        let _ = self.ctrl.send(Control::Stop);
+    }
+
+    /// The coordinator's status, or `None` once it has ended.
+    pub async fn status(&self) -> Option<CoordinatorStatus> {
+        let (tx, rx) = oneshot::channel();
+        self.ctrl.send(Control::Status(tx)).ok()?;
+        rx.await.ok()
+    }
+
+    /// Waits until the coordinator ends (after a stop, or when every
+    /// participant and connector is gone) and returns its final status;
+    /// `None` if its task was cancelled (its runtime shut down).
+    pub async fn join(self) -> Option<CoordinatorStatus> {
+        drop(self.ctrl);
+        match self.task.await {
+            Ok(status) => Some(status),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => None,
+        }
+    }
+}
+
+fn log_event(core: &Coordinator, e: Event) {
+    let name = |id| core.name(id).unwrap_or("?").to_string();
+    match e {
+        Event::Started { missing } => tracing::info!(missing, "timing: started"),
+        Event::OutOfSync {
+            participant,
+            reported,
+            current,
+        } => tracing::warn!(
+            participant = name(participant),
+            %reported,
+            %current,
+            "timing: participant out of sync, resync sent"
+        ),
+        Event::StaleReport {
+            participant,
+            reported,
+        } => {
+            tracing::debug!(participant = name(participant), %reported, "timing: stale report ignored")
+        }
+        Event::Unresponsive {
+            participant,
+            triggered_at,
+        } => tracing::warn!(
+            participant = name(participant),
+            %triggered_at,
+            "timing: participant unresponsive, no longer waited for"
+        ),
+        Event::Recovered { participant } => {
+            tracing::info!(participant = name(participant), "timing: participant back")
+        }
+        Event::StopRequested { participant } => {
+            tracing::info!(participant = name(participant), "timing: stop requested")
+        }
+        Event::Stopped => tracing::info!("timing: stopped"),
+    }
+}
+
+fn flush<T: CoordinatorTransport>(core: &mut Coordinator, transport: &mut T) {
+    while let Some(cmd) = core.poll_command() {
+        let to = match cmd.to {
+            Recipient::All => None,
+            Recipient::One(id) => core.name(id),
+        };
+        if transport.send(to, cmd.signal).is_err() {
+            tracing::debug!(?cmd, "timing: signal for a participant that is gone");
+        }
+    }
+    while let Some(e) = core.poll_event() {
+        log_event(core, e);
+    }
+}
+
+fn handle_inbound(core: &mut Coordinator, msg: Inbound, now: Timestamp) {
+    let result = match msg {
+        Inbound::Join(name) => core.register(&name).map(drop),
+        Inbound::Ready { name, next } => match core.lookup(&name) {
+            Some(from) => core.handle(Report::Ready { from, next }, now),
+            None => {
+                tracing::warn!(%name, "timing: report from an unregistered participant");
+                Ok(())
+            }
+        },
+        Inbound::StopRequest(name) => match core.lookup(&name) {
+            Some(from) => core.handle(Report::StopRequest { from }, now),
+            None => {
+                core.stop();
+                Ok(())
+            }
+        },
+        Inbound::Leave(name) => match core.lookup(&name) {
+            Some(id) => core.deregister(id, now),
+            None => Ok(()),
+        },
+    };
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "timing: bad participant message");
+    }
+}
+
+async fn drive<T: CoordinatorTransport, C: Clock>(
+    mut core: Coordinator,
+    mut transport: T,
+    clock: C,
+    mut ctrl: mpsc::UnboundedReceiver<Control>,
+) -> CoordinatorStatus {
+    // The armed answer-timeout sleep; re-armed only when the core wants an
+    // earlier wake-up (a later one is checked when this one fires).
+    let mut armed: Option<(Timestamp, ClockSleep)> = None;
+    let mut ctrl_open = true;
+    loop {
+        flush(&mut core, &mut transport);
+        if core.phase() == Phase::Stopped {
+            break;
+        }
+        match core.poll_timeout() {
+            None => armed = None,
+            Some(t) if armed.as_ref().is_none_or(|(at, _)| t < *at) => {
+                armed = Some((t, clock.sleep_until(t)));
+            }
+            Some(_) => {}
+        }
+        let timer = async {
+            match armed.as_mut() {
+                Some((_, sleep)) => sleep.await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            c = ctrl.recv(), if ctrl_open => match c {
+                Some(Control::Start) => core.start(clock.now()),
+                Some(Control::Stop) => core.stop(),
+                Some(Control::Status(tx)) => drop(tx.send(core.status())),
+                None => ctrl_open = false,
+            },
+            m = transport.recv() => match m {
+                Some(m) => {
+                    // Take whatever else is already queued in the same
+                    // pass (one clock read, one select per batch).
+                    let now = clock.now();
+                    handle_inbound(&mut core, m, now);
+                    while let Some(Some(m)) = transport.recv().now_or_never() {
+                        handle_inbound(&mut core, m, now);
+                        flush(&mut core, &mut transport);
+                    }
+                }
+                None => break,
+            },
+            () = timer => {
+                armed = None;
+                core.handle_timeout(clock.now());
+            }
+        }
+    }
+    core.status()
+}

@@ -1,0 +1,71 @@
+//! The timing transport: how coordinator and participants exchange ready
+//! reports and signals. The in-process bus ([`super::bus`]) is the default;
+//! a network transport (zenoh) implements the same two traits.
+//!
+//! Requirements on an implementation (CPM Lab's fixes): every message is
+//! delivered, in order, exactly once (keep-all, reliable: a lost "ready"
+//! would stall simulated time, a lost trigger would too); a participant that
+//! disappears is reported as [`Inbound::Leave`]; a closed coordinator makes
+//! the participant's `recv` return `None`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use syncline_core::Timestamp;
+use syncline_core::timer::Signal;
+
+/// A message from a participant, as the coordinator receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inbound {
+    /// A participant joined under this name.
+    Join(Arc<str>),
+    /// "Ready, next wake-up at `next`."
+    Ready {
+        /// The participant's name.
+        name: Arc<str>,
+        /// Its next wake-up (simulated time), or anything (real time).
+        next: Timestamp,
+    },
+    /// "Stop everyone."
+    StopRequest(Arc<str>),
+    /// The participant left (or its connection was lost).
+    Leave(Arc<str>),
+}
+
+/// A message from a participant to the coordinator (its name is implied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outbound {
+    /// "Ready, next wake-up at this time."
+    Ready(Timestamp),
+    /// "Stop everyone."
+    StopRequest,
+}
+
+/// The transport is closed: the other side is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the timing transport is closed")]
+pub struct TransportClosed;
+
+/// The coordinator's end of a timing transport.
+pub trait CoordinatorTransport: Send + 'static {
+    /// The next message from any participant; `None` once no participant
+    /// can ever send again. Must be cancel-safe (it is used in `select!`).
+    fn recv(&mut self) -> impl Future<Output = Option<Inbound>> + Send;
+
+    /// Delivers `signal` to the participant named `to`, or to every
+    /// participant when `to` is `None`. Must not block.
+    fn send(&mut self, to: Option<&str>, signal: Signal) -> Result<(), TransportClosed>;
+}
+
+/// A participant's end of a timing transport.
+pub trait ParticipantTransport: Send + 'static {
+    /// This participant's name.
+    fn name(&self) -> &str;
+
+    /// Sends a message to the coordinator. Must not block.
+    fn send(&mut self, msg: Outbound) -> Result<(), TransportClosed>;
+
+    /// The next signal for this participant; `None` once the coordinator is
+    /// gone. Must be cancel-safe (it is used in `select!`).
+    fn recv(&mut self) -> impl Future<Output = Option<Signal>> + Send;
+}
