@@ -345,3 +345,35 @@ fn scale_truncates_toward_zero_exactly() {
     assert_eq!(s.apply(1_000_000_000), 1_100_000_000);
     assert_eq!(Scale::new(1e300).apply(1), i128::MAX);
 }
+
+/// rclcpp multiplies a `Duration` by a `double` in x86-64 `long double`
+/// (64-bit significand) before truncating: 1125899906842619 × 1.1 is
+/// 2^-51 below 1238489897526881, which that product rounds up to.
+#[test]
+fn scale_rounds_the_product_to_a_64_bit_significand() {
+    let s = Scale::new(0.1);
+    assert_eq!(s.apply(1_125_899_906_842_619), 1_238_489_897_526_881);
+    assert_eq!(s.apply(-1_125_899_906_842_619), -1_238_489_897_526_881);
+    // Products that need at most 64 significant bits are exact.
+    assert_eq!(s.apply(1_000_000_000), 1_100_000_000);
+}
+
+/// Minimal input found by differential testing against the upstream
+/// policy: with an exact product the later a1 wrongly beats a0.
+#[test]
+fn candidate_comparison_uses_the_long_double_product() {
+    let (a0, b0) = (0, 1_238_489_897_526_881);
+    let a1 = b0 + 1_125_899_906_842_619;
+    let mut sync = ApproximateTime::new(two()).unwrap();
+    for (k, (topic, s)) in [(0, a0), (1, b0), (0, a1)].into_iter().enumerate() {
+        sync.push(topic, Timestamp::from_nanos(s), k).unwrap();
+    }
+    let set = sync.poll_set().unwrap();
+    let ids: Vec<_> = set
+        .members()
+        .iter()
+        .map(|m| m.as_ref().unwrap().value)
+        .collect();
+    assert_eq!(ids, [0, 1]);
+    assert!(sync.poll_set().is_none());
+}
