@@ -377,3 +377,29 @@ fn candidate_comparison_uses_the_long_double_product() {
     assert_eq!(ids, [0, 1]);
     assert!(sync.poll_set().is_none());
 }
+
+proptest::proptest! {
+    /// The rounded product never goes below the exact truncation, exceeds
+    /// it by at most 1 (the 64-bit significand only rounds up to the next
+    /// integer), and equals it when the exact product fits in 64 bits.
+    /// Products stay below 2^63 (rclcpp throws beyond `i64`).
+    #[test]
+    fn scale_stays_within_one_of_the_exact_product(
+        d in -(1i64 << 61)..(1i64 << 61),
+        penalty in proptest::prop_oneof![
+            proptest::prelude::Just(0.1),
+            proptest::prelude::Just(0.5),
+            0.0f64..3.0,
+        ],
+    ) {
+        let s = Scale::new(penalty);
+        let d = i128::from(d);
+        let exact = (d.unsigned_abs() * s.mantissa) >> (-s.exp) as u32;
+        let got = s.apply(d).unsigned_abs();
+        proptest::prop_assert!(exact <= got && got <= exact + 1);
+        if (d.unsigned_abs() * s.mantissa).leading_zeros() >= 64 {
+            proptest::prop_assert_eq!(got, exact);
+        }
+        proptest::prop_assert_eq!(s.apply(-d), -s.apply(d));
+    }
+}
