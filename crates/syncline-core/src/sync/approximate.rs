@@ -122,11 +122,13 @@ impl ApproximateConfig {
     }
 }
 
-/// `trunc(d × (1 + age_penalty))`, computed exactly: `1 + age_penalty` as
-/// an `f64` is `mantissa × 2^exp`.
+/// `trunc(d × (1 + age_penalty))` as rclcpp computes it: `1 + age_penalty`
+/// as an `f64` is `mantissa × 2^exp`; the product is rounded to a 64-bit
+/// significand (x86-64 `long double`, round half to even), then truncated
+/// toward zero.
 #[derive(Debug, Clone, Copy)]
 struct Scale {
-    mantissa: i128,
+    mantissa: u128,
     exp: i32,
 }
 
@@ -135,35 +137,50 @@ impl Scale {
         let f = 1.0 + age_penalty;
         let bits = f.to_bits();
         let biased = ((bits >> 52) & 0x7ff) as i32;
-        let frac = (bits & ((1u64 << 52) - 1)) as i128;
+        let frac = u128::from(bits & ((1u64 << 52) - 1));
         // f >= 1 and finite: always a normal number.
         Scale {
-            mantissa: frac | (1i128 << 52),
+            mantissa: frac | (1u128 << 52),
             exp: biased - 1075,
         }
     }
 
     fn apply(self, d: i128) -> i128 {
-        let p = d.saturating_mul(self.mantissa);
-        if self.exp >= 0 {
-            let factor = 1i128.checked_shl(self.exp as u32).filter(|f| *f > 0);
-            match factor {
-                Some(f) => p.saturating_mul(f),
-                None if p == 0 => 0,
-                None if p > 0 => i128::MAX,
-                None => i128::MIN,
+        let saturated = if d < 0 { i128::MIN } else { i128::MAX };
+        // |d| < 2^65 (a difference of two i64) and mantissa < 2^53: no overflow.
+        let Some(p) = d.unsigned_abs().checked_mul(self.mantissa) else {
+            return saturated;
+        };
+        let (q, shift) = round_to_64_bits(p);
+        let exp = shift + self.exp;
+        let magnitude = if exp >= 0 {
+            match q.checked_shl(exp as u32).filter(|m| m >> exp == q) {
+                Some(m) => m,
+                None => return saturated,
             }
+        } else if exp <= -128 {
+            0
         } else {
-            let shift = (-self.exp) as u32;
-            if shift >= 127 {
-                0
-            } else if p >= 0 {
-                p >> shift
-            } else {
-                -((-p) >> shift)
-            }
-        }
+            q >> -exp
+        };
+        let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
+        if d < 0 { -magnitude } else { magnitude }
     }
+}
+
+/// `p` rounded to 64 significant bits, half to even: `(q, s)` with
+/// `p ≈ q × 2^s`.
+fn round_to_64_bits(p: u128) -> (u128, i32) {
+    let bits = 128 - p.leading_zeros();
+    if bits <= 64 {
+        return (p, 0);
+    }
+    let s = bits - 64;
+    let q = p >> s;
+    let rem = p & ((1u128 << s) - 1);
+    let half = 1u128 << (s - 1);
+    let up = rem > half || (rem == half && q & 1 == 1);
+    (q + u128::from(up), s as i32)
 }
 
 /// The ROS ApproximateTime synchronizer over `topics` topics carrying

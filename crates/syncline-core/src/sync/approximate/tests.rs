@@ -345,3 +345,61 @@ fn scale_truncates_toward_zero_exactly() {
     assert_eq!(s.apply(1_000_000_000), 1_100_000_000);
     assert_eq!(Scale::new(1e300).apply(1), i128::MAX);
 }
+
+/// rclcpp multiplies a `Duration` by a `double` in x86-64 `long double`
+/// (64-bit significand) before truncating: 1125899906842619 × 1.1 is
+/// 2^-51 below 1238489897526881, which that product rounds up to.
+#[test]
+fn scale_rounds_the_product_to_a_64_bit_significand() {
+    let s = Scale::new(0.1);
+    assert_eq!(s.apply(1_125_899_906_842_619), 1_238_489_897_526_881);
+    assert_eq!(s.apply(-1_125_899_906_842_619), -1_238_489_897_526_881);
+    // Products that need at most 64 significant bits are exact.
+    assert_eq!(s.apply(1_000_000_000), 1_100_000_000);
+}
+
+/// Minimal input found by differential testing against the upstream
+/// policy: with an exact product the later a1 wrongly beats a0.
+#[test]
+fn candidate_comparison_uses_the_long_double_product() {
+    let (a0, b0) = (0, 1_238_489_897_526_881);
+    let a1 = b0 + 1_125_899_906_842_619;
+    let mut sync = ApproximateTime::new(two()).unwrap();
+    for (k, (topic, s)) in [(0, a0), (1, b0), (0, a1)].into_iter().enumerate() {
+        sync.push(topic, Timestamp::from_nanos(s), k).unwrap();
+    }
+    let set = sync.poll_set().unwrap();
+    let ids: Vec<_> = set
+        .members()
+        .iter()
+        .map(|m| m.as_ref().unwrap().value)
+        .collect();
+    assert_eq!(ids, [0, 1]);
+    assert!(sync.poll_set().is_none());
+}
+
+proptest::proptest! {
+    /// The rounded product never goes below the exact truncation, exceeds
+    /// it by at most 1 (the 64-bit significand only rounds up to the next
+    /// integer), and equals it when the exact product fits in 64 bits.
+    /// Products stay below 2^63 (rclcpp throws beyond `i64`).
+    #[test]
+    fn scale_stays_within_one_of_the_exact_product(
+        d in -(1i64 << 61)..(1i64 << 61),
+        penalty in proptest::prop_oneof![
+            proptest::prelude::Just(0.1),
+            proptest::prelude::Just(0.5),
+            0.0f64..3.0,
+        ],
+    ) {
+        let s = Scale::new(penalty);
+        let d = i128::from(d);
+        let exact = (d.unsigned_abs() * s.mantissa) >> (-s.exp) as u32;
+        let got = s.apply(d).unsigned_abs();
+        proptest::prop_assert!(exact <= got && got <= exact + 1);
+        if (d.unsigned_abs() * s.mantissa).leading_zeros() >= 64 {
+            proptest::prop_assert_eq!(got, exact);
+        }
+        proptest::prop_assert_eq!(s.apply(-d), -s.apply(d));
+    }
+}
