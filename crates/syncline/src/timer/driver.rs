@@ -1,7 +1,6 @@
 //! The coordinator's async shell: drives a [`Coordinator`] core over a
 //! [`CoordinatorTransport`], event-driven (no polling, no debounce sleeps).
 
-use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -219,7 +218,7 @@ async fn drive<T: CoordinatorTransport, C: Clock>(
                     // pass (one clock read, one select per batch).
                     let now = clock.now();
                     handle_inbound(&mut core, m, now);
-                    while let Some(Some(m)) = transport.recv().now_or_never() {
+                    while let Some(m) = transport.try_recv() {
                         handle_inbound(&mut core, m, now);
                         flush(&mut core, &mut transport);
                     }

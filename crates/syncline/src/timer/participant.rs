@@ -76,6 +76,12 @@ pub async fn run_simulated<T: ParticipantTransport>(
     let stopped = stop.stopped();
     tokio::pin!(stopped);
     loop {
+        // The flag first (one atomic load): a local stop wins over a queued
+        // trigger. The select then polls the transport first, so the stop
+        // future (a mutex in `Notify`) is only polled when no signal waits.
+        if stop.is_stopped() {
+            return Ended::Stopped;
+        }
         let heartbeat = async {
             if heard {
                 std::future::pending::<()>().await
@@ -85,8 +91,8 @@ pub async fn run_simulated<T: ParticipantTransport>(
         };
         let signal = tokio::select! {
             biased;
-            () = &mut stopped => return Ended::Stopped,
             s = transport.recv() => s,
+            () = &mut stopped => return Ended::Stopped,
             () = heartbeat => {
                 if !report(transport, core) {
                     return Ended::CoordinatorGone;

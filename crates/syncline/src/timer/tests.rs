@@ -224,7 +224,13 @@ async fn duplicate_names_are_rejected_without_harming_the_original() {
     let first = connector.connect("p").unwrap();
     let mut dup = connector.connect("p").unwrap();
     assert_eq!(dup.recv().await, None); // closed at once
+    assert_eq!(
+        dup.send(Outbound::Ready(Timestamp::EPOCH)),
+        Err(TransportClosed)
+    );
     drop(dup); // its "leave" must not remove the original
+    // Let the coordinator take both joins (and no leave).
+    tokio::time::sleep(Duration::from_millis(1)).await;
     let status = coordinator.status().await.unwrap();
     assert_eq!(status.participants.len(), 1);
     assert_eq!(

@@ -9,6 +9,8 @@
 //! the participant's `recv` return `None`.
 
 use std::future::Future;
+
+use futures::FutureExt;
 use std::sync::Arc;
 
 use syncline_core::Timestamp;
@@ -51,6 +53,14 @@ pub trait CoordinatorTransport: Send + 'static {
     /// The next message from any participant; `None` once no participant
     /// can ever send again. Must be cancel-safe (it is used in `select!`).
     fn recv(&mut self) -> impl Future<Output = Option<Inbound>> + Send;
+
+    /// A message that has already arrived, without waiting (`None` when
+    /// none has): the coordinator handles a burst of reports in one pass.
+    /// The default polls [`recv`](Self::recv) once; a transport with a
+    /// queue should pop it directly.
+    fn try_recv(&mut self) -> Option<Inbound> {
+        self.recv().now_or_never().flatten()
+    }
 
     /// Delivers `signal` to the participant named `to`, or to every
     /// participant when `to` is `None`. Must not block.
