@@ -124,6 +124,14 @@ fn log_event(core: &Coordinator, e: Event) {
             %triggered_at,
             "timing: participant unresponsive, no longer waited for"
         ),
+        Event::Silent {
+            participant,
+            last_heard,
+        } => tracing::warn!(
+            participant = name(participant),
+            %last_heard,
+            "timing: participant silent (no heartbeat), marked unresponsive"
+        ),
         Event::Recovered { participant } => {
             tracing::info!(participant = name(participant), "timing: participant back")
         }

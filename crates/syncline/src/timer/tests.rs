@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::clock::{Clock, TokioClock};
-use syncline_core::timer::{CoordinatorConfig, Grid, Phase, SimParticipant};
+use syncline_core::timer::{CoordinatorConfig, Grid, Phase, Signal, SimParticipant};
 use syncline_core::{TimeDelta, Timestamp};
 
 fn grid(ms: i64, offset_ms: i64) -> Grid {
@@ -478,4 +478,101 @@ fn coordinator_stop_calls_the_stop_callback_and_the_timer_goes_on() {
     }
     assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
     assert!(stop_rx.try_recv().is_err()); // called once
+}
+
+#[tokio::test(start_paused = true)]
+async fn real_time_silent_participant_is_reported_and_not_waited_for() {
+    let (bus, connector) = in_process_bus();
+    let config = CoordinatorConfig::real_time(TimeDelta::from_millis(10))
+        .expect(["alive", "mute"])
+        .heartbeat_timeout(TimeDelta::from_millis(500));
+    let coordinator = TimingCoordinator::spawn(config, bus, TokioClock::new()).unwrap();
+    let mut alive = connector.connect("alive").unwrap();
+    let mut mute = connector.connect("mute").unwrap();
+    alive.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+    mute.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+    // Both ready: the start is distributed.
+    assert!(matches!(alive.recv().await, Some(Signal::Start(_))));
+    assert!(matches!(mute.recv().await, Some(Signal::Start(_))));
+    let beating = tokio::spawn(async move {
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            alive.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+        }
+        alive
+    });
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let status = coordinator.status().await.unwrap();
+    let state = |name: &str| {
+        status
+            .participants
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.state)
+    };
+    use syncline_core::timer::ParticipantState;
+    assert_eq!(state("mute"), Some(ParticipantState::Unresponsive));
+    assert_eq!(state("alive"), Some(ParticipantState::RealTime));
+    assert_eq!(status.unresponsive, 1);
+    assert_eq!(status.phase, Phase::Running);
+    // It comes back: started again, and timed again.
+    mute.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+    assert!(matches!(mute.recv().await, Some(Signal::Start(_))));
+    let status = coordinator.status().await.unwrap();
+    assert!(
+        status
+            .participants
+            .iter()
+            .all(|p| p.state == ParticipantState::RealTime)
+    );
+    drop(beating.await.unwrap());
+    drop(mute);
+    shutdown(coordinator).await;
+}
+
+#[test]
+fn real_time_timer_sends_heartbeats_from_its_tick_loop() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut coord, connector) = in_process_bus();
+    let mut cfg =
+        TimerConfig::new("rt", TimeDelta::from_millis(1), TimeDelta::ZERO).wait_for_start(true);
+    cfg.heartbeat = Duration::from_millis(3);
+    let timer = PeriodicTimer::new(cfg, Some(connector.connect("rt").unwrap())).unwrap();
+    let ticks = Arc::new(Mutex::new(Vec::new()));
+    let seen = ticks.clone();
+    timer
+        .start_async(move |t| seen.lock().unwrap().push(t))
+        .unwrap();
+    let beats = rt.block_on(async {
+        assert_eq!(coord.recv().await, Some(Inbound::Join("rt".into())));
+        // Waiting for the start: ready, next 0.
+        let ready = Inbound::Ready {
+            name: "rt".into(),
+            next: Timestamp::EPOCH,
+        };
+        assert_eq!(coord.recv().await, Some(ready));
+        let start = crate::timer::system_now();
+        coord.send(Some("rt"), Signal::Start(start)).unwrap();
+        let mut beats = Vec::new();
+        while beats.len() < 3 {
+            match coord.recv().await {
+                Some(Inbound::Ready { next, .. }) if next > Timestamp::EPOCH => beats.push(next),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        (start, beats)
+    });
+    let (start, beats) = beats;
+    assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
+    // Heartbeats carry tick deadlines, at least 3 ms apart, after the start.
+    let ticks = ticks.lock().unwrap();
+    assert!(beats.iter().all(|b| *b >= start && ticks.contains(b)));
+    assert!(
+        beats
+            .windows(2)
+            .all(|w| w[1].nanos_since_wide(w[0]) >= 3_000_000)
+    );
 }
