@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Poll, Waker};
 
 use super::transport::{
-    CoordinatorTransport, Inbound, Outbound, ParticipantTransport, TransportClosed,
+    CoordinatorTransport, Inbound, Outbound, ParticipantTransport, PeerKey, TransportClosed,
 };
 use syncline_core::timer::Signal;
 
@@ -50,11 +50,16 @@ impl Hub {
         self.waker.take()
     }
 
-    /// Queues a signal for the participant in `slot`.
-    fn signal(&mut self, slot: usize, signal: Signal) -> Option<Waker> {
-        let peer = self.peers.get_mut(slot)?.as_mut()?;
+    /// Queues a signal for the (open) participant `to`; returns its waker.
+    fn signal(&mut self, to: PeerKey, signal: Signal) -> Result<Option<Waker>, TransportClosed> {
+        let peer = self
+            .peers
+            .get_mut(to.0 as usize)
+            .and_then(Option::as_mut)
+            .filter(|p| p.open)
+            .ok_or(TransportClosed)?;
         peer.signals.push_back(signal);
-        peer.waker.take()
+        Ok(peer.waker.take())
     }
 }
 
@@ -84,9 +89,10 @@ fn wake(waker: Option<Waker>) {
 /// let (mut coord, connector) = in_process_bus();
 /// let mut p = connector.connect("planner").unwrap();
 /// p.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
-/// assert_eq!(coord.recv().await, Some(Inbound::Join("planner".into())));
-/// assert!(matches!(coord.try_recv(), Some(Inbound::Ready { .. })));
-/// coord.send(Some("planner"), Signal::Trigger(Timestamp::EPOCH)).unwrap();
+/// let Some(Inbound::Join { peer, name }) = coord.recv().await else { panic!() };
+/// assert_eq!(&*name, "planner");
+/// assert_eq!(coord.try_recv(), Some(Inbound::Ready { peer, next: Timestamp::EPOCH }));
+/// coord.send(Some(peer), Signal::Trigger(Timestamp::EPOCH)).unwrap();
 /// assert_eq!(p.recv().await, Some(Signal::Trigger(Timestamp::EPOCH)));
 /// # }
 /// ```
@@ -96,13 +102,28 @@ pub fn in_process_bus() -> (BusCoordinator, BusConnector) {
         handles: 1,
         ..Hub::default()
     }));
-    (BusCoordinator { hub: hub.clone() }, BusConnector { hub })
+    (
+        BusCoordinator {
+            hub: hub.clone(),
+            taken: VecDeque::new(),
+        },
+        BusConnector { hub },
+    )
 }
 
 /// The coordinator's end of the in-process bus. Dropping it closes the bus:
 /// participants receive what was already sent, then `None`.
 pub struct BusCoordinator {
     hub: Shared,
+    /// Messages taken from the hub's inbox in one swap (one lock per burst,
+    /// no allocation: the two queues trade places and keep their capacity).
+    taken: VecDeque<Inbound>,
+}
+
+/// Swaps the hub's whole inbox into `taken` (empty) and pops the first.
+fn take_inbox(taken: &mut VecDeque<Inbound>, hub: &mut Hub) -> Option<Inbound> {
+    std::mem::swap(taken, &mut hub.inbox);
+    taken.pop_front()
 }
 
 impl std::fmt::Debug for BusCoordinator {
@@ -193,16 +214,23 @@ impl BusConnector {
                 hub.peers.len() - 1
             }
         };
+        let Ok(key) = u32::try_from(slot) else {
+            hub.free.push(slot);
+            return Err(TransportClosed); // 2^32 connections at once
+        };
         if open {
             hub.by_name.insert(name.clone(), slot);
         }
         hub.handles += 1;
-        let waker = hub.post(Inbound::Join(name.clone()));
+        let waker = hub.post(Inbound::Join {
+            peer: PeerKey(key),
+            name: name.clone(),
+        });
         drop(hub);
         wake(waker);
         Ok(BusParticipant {
             name,
-            slot,
+            key: PeerKey(key),
             hub: self.hub.clone(),
         })
     }
@@ -212,8 +240,14 @@ impl BusConnector {
 /// coordinator that the participant left.
 pub struct BusParticipant {
     name: Arc<str>,
-    slot: usize,
+    key: PeerKey,
     hub: Shared,
+}
+
+impl BusParticipant {
+    fn slot(&self) -> usize {
+        self.key.0 as usize
+    }
 }
 
 impl std::fmt::Debug for BusParticipant {
@@ -227,15 +261,15 @@ impl std::fmt::Debug for BusParticipant {
 impl Drop for BusParticipant {
     fn drop(&mut self) {
         let mut hub = lock(&self.hub);
-        let peer = hub.peers.get_mut(self.slot).and_then(Option::take);
-        hub.free.push(self.slot);
+        let peer = hub.peers.get_mut(self.slot()).and_then(Option::take);
+        hub.free.push(self.slot());
         let mut waker = release(&mut hub);
         if let Some(peer) = peer
             && peer.open
         {
             hub.by_name.remove(&peer.name);
             if hub.coordinator {
-                waker = hub.post(Inbound::Leave(peer.name)).or(waker);
+                waker = hub.post(Inbound::Leave(self.key)).or(waker);
             }
         }
         drop(hub);
@@ -246,8 +280,11 @@ impl Drop for BusParticipant {
 impl CoordinatorTransport for BusCoordinator {
     fn recv(&mut self) -> impl Future<Output = Option<Inbound>> + Send {
         poll_fn(|cx| {
+            if let Some(msg) = self.taken.pop_front() {
+                return Poll::Ready(Some(msg));
+            }
             let mut hub = lock(&self.hub);
-            if let Some(msg) = hub.inbox.pop_front() {
+            if let Some(msg) = take_inbox(&mut self.taken, &mut hub) {
                 return Poll::Ready(Some(msg));
             }
             if hub.handles == 0 {
@@ -262,15 +299,17 @@ impl CoordinatorTransport for BusCoordinator {
     }
 
     fn try_recv(&mut self) -> Option<Inbound> {
-        lock(&self.hub).inbox.pop_front()
+        if let Some(msg) = self.taken.pop_front() {
+            return Some(msg);
+        }
+        take_inbox(&mut self.taken, &mut lock(&self.hub))
     }
 
-    fn send(&mut self, to: Option<&str>, signal: Signal) -> Result<(), TransportClosed> {
+    fn send(&mut self, to: Option<PeerKey>, signal: Signal) -> Result<(), TransportClosed> {
         let mut hub = lock(&self.hub);
         match to {
-            Some(name) => {
-                let slot = *hub.by_name.get(name).ok_or(TransportClosed)?;
-                let waker = hub.signal(slot, signal);
+            Some(to) => {
+                let waker = hub.signal(to, signal)?;
                 drop(hub);
                 wake(waker);
             }
@@ -295,16 +334,16 @@ impl ParticipantTransport for BusParticipant {
         let mut hub = lock(&self.hub);
         let open = hub
             .peers
-            .get(self.slot)
+            .get(self.slot())
             .and_then(Option::as_ref)
             .is_some_and(|p| p.open);
         if !hub.coordinator || !open {
             return Err(TransportClosed);
         }
-        let name = self.name.clone();
+        let peer = self.key;
         let waker = hub.post(match msg {
-            Outbound::Ready(next) => Inbound::Ready { name, next },
-            Outbound::StopRequest => Inbound::StopRequest(name),
+            Outbound::Ready(next) => Inbound::Ready { peer, next },
+            Outbound::StopRequest => Inbound::StopRequest(peer),
         });
         drop(hub);
         wake(waker);
@@ -315,7 +354,8 @@ impl ParticipantTransport for BusParticipant {
         poll_fn(|cx| {
             let mut hub = lock(&self.hub);
             let coordinator = hub.coordinator;
-            let Some(peer) = hub.peers.get_mut(self.slot).and_then(Option::as_mut) else {
+            let slot = self.slot();
+            let Some(peer) = hub.peers.get_mut(slot).and_then(Option::as_mut) else {
                 return Poll::Ready(None);
             };
             if let Some(s) = peer.signals.pop_front() {
@@ -342,6 +382,16 @@ mod tests {
         Timestamp::from_nanos(ns)
     }
 
+    fn join(key: u32, name: &str) -> Inbound {
+        Inbound::Join {
+            peer: PeerKey(key),
+            name: name.into(),
+        }
+    }
+
+    const A: PeerKey = PeerKey(0);
+    const B: PeerKey = PeerKey(1);
+
     #[tokio::test(start_paused = true)]
     async fn reports_arrive_in_order_and_drain_in_one_pass() {
         let (mut coord, connector) = in_process_bus();
@@ -349,22 +399,23 @@ mod tests {
         let mut b = connector.connect("b").unwrap();
         a.send(Outbound::Ready(t(1))).unwrap();
         b.send(Outbound::Ready(t(2))).unwrap();
+        assert_eq!(coord.recv().await, Some(join(0, "a")));
+        // Arrives while the coordinator holds a swapped-out burst: kept in order.
         b.send(Outbound::StopRequest).unwrap();
-        assert_eq!(coord.recv().await, Some(Inbound::Join("a".into())));
         let rest: Vec<_> = std::iter::from_fn(|| coord.try_recv()).collect();
         assert_eq!(
             rest,
             [
-                Inbound::Join("b".into()),
+                join(1, "b"),
                 Inbound::Ready {
-                    name: "a".into(),
+                    peer: A,
                     next: t(1)
                 },
                 Inbound::Ready {
-                    name: "b".into(),
+                    peer: B,
                     next: t(2)
                 },
-                Inbound::StopRequest("b".into()),
+                Inbound::StopRequest(B),
             ]
         );
         assert_eq!(coord.try_recv(), None);
@@ -375,10 +426,10 @@ mod tests {
         let (mut coord, connector) = in_process_bus();
         let mut a = connector.connect("a").unwrap();
         let mut b = connector.connect("b").unwrap();
-        coord.send(Some("b"), Signal::Trigger(t(5))).unwrap();
+        coord.send(Some(B), Signal::Trigger(t(5))).unwrap();
         coord.send(None, Signal::Stop).unwrap();
         assert_eq!(
-            coord.send(Some("nobody"), Signal::Stop),
+            coord.send(Some(PeerKey(9)), Signal::Stop),
             Err(TransportClosed)
         );
         assert_eq!(a.recv().await, Some(Signal::Stop));
@@ -388,26 +439,32 @@ mod tests {
         let waiting = tokio::spawn(async move { (a.recv().await, a) });
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
-        coord.send(Some("a"), Signal::Trigger(t(7))).unwrap();
+        coord.send(Some(A), Signal::Trigger(t(7))).unwrap();
         assert_eq!(waiting.await.unwrap().0, Some(Signal::Trigger(t(7))));
     }
 
     #[tokio::test(start_paused = true)]
-    async fn leaving_frees_the_name_for_a_rejoin() {
+    async fn a_duplicate_is_closed_and_signals_to_it_fail() {
+        let (mut coord, connector) = in_process_bus();
+        let _a = connector.connect("a").unwrap();
+        let mut dup = connector.connect("a").unwrap();
+        assert_eq!(dup.recv().await, None);
+        assert_eq!(dup.send(Outbound::StopRequest), Err(TransportClosed));
+        assert_eq!(coord.send(Some(B), Signal::Stop), Err(TransportClosed));
+        drop(dup); // no leave for a duplicate
+        let seen: Vec<_> = std::iter::from_fn(|| coord.try_recv()).collect();
+        assert_eq!(seen, [join(0, "a"), join(1, "a")]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn leaving_frees_the_name_and_the_key_for_a_rejoin() {
         let (mut coord, connector) = in_process_bus();
         let a = connector.connect("a").unwrap();
         drop(a);
         let mut again = connector.connect("a").unwrap();
         let seen: Vec<_> = std::iter::from_fn(|| coord.try_recv()).collect();
-        assert_eq!(
-            seen,
-            [
-                Inbound::Join("a".into()),
-                Inbound::Leave("a".into()),
-                Inbound::Join("a".into()),
-            ]
-        );
-        coord.send(Some("a"), Signal::Trigger(t(1))).unwrap();
+        assert_eq!(seen, [join(0, "a"), Inbound::Leave(A), join(0, "a")]);
+        coord.send(Some(A), Signal::Trigger(t(1))).unwrap();
         assert_eq!(again.recv().await, Some(Signal::Trigger(t(1))));
     }
 
@@ -415,7 +472,7 @@ mod tests {
     async fn closing_either_side_ends_the_other() {
         let (mut coord, connector) = in_process_bus();
         let mut p = connector.connect("p").unwrap();
-        coord.send(Some("p"), Signal::Trigger(t(1))).unwrap();
+        coord.send(Some(A), Signal::Trigger(t(1))).unwrap();
         drop(coord);
         // What was sent is still delivered, then the end.
         assert_eq!(p.recv().await, Some(Signal::Trigger(t(1))));
@@ -442,6 +499,6 @@ mod tests {
         );
         drop(c2);
         let seen = waiting.await.unwrap();
-        assert_eq!(seen.last(), Some(&Inbound::Leave("p".into())));
+        assert_eq!(seen, [join(0, "p"), Inbound::Leave(A)]);
     }
 }

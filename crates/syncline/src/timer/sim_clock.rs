@@ -67,7 +67,9 @@ impl SimClock {
             if t > *now {
                 *now = t;
                 self.inner.nanos.store(t.as_nanos(), Ordering::Release);
-                true
+                // Nobody sleeping: no wake-up to send (a sleeper subscribing
+                // later reads the new value before it waits).
+                self.inner.time.receiver_count() > 0
             } else {
                 false
             }

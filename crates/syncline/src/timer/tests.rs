@@ -547,15 +547,18 @@ fn real_time_timer_sends_heartbeats_from_its_tick_loop() {
         .start_async(move |t| seen.lock().unwrap().push(t))
         .unwrap();
     let beats = rt.block_on(async {
-        assert_eq!(coord.recv().await, Some(Inbound::Join("rt".into())));
+        let Some(Inbound::Join { peer, name }) = coord.recv().await else {
+            panic!("no join");
+        };
+        assert_eq!(&*name, "rt");
         // Waiting for the start: ready, next 0.
         let ready = Inbound::Ready {
-            name: "rt".into(),
+            peer,
             next: Timestamp::EPOCH,
         };
         assert_eq!(coord.recv().await, Some(ready));
         let start = crate::timer::system_now();
-        coord.send(Some("rt"), Signal::Start(start)).unwrap();
+        coord.send(Some(peer), Signal::Start(start)).unwrap();
         let mut beats = Vec::new();
         while beats.len() < 3 {
             match coord.recv().await {

@@ -7,6 +7,10 @@
 //! would stall simulated time, a lost trigger would too); a participant that
 //! disappears is reported as [`Inbound::Leave`]; a closed coordinator makes
 //! the participant's `recv` return `None`.
+//!
+//! A participant's name travels once, in [`Inbound::Join`]; after that the
+//! transport identifies the connection by a [`PeerKey`] of its choosing, so
+//! no message needs a name lookup on the coordinator's hot path.
 
 use std::future::Future;
 
@@ -16,22 +20,34 @@ use std::sync::Arc;
 use syncline_core::Timestamp;
 use syncline_core::timer::Signal;
 
+/// A participant's connection as the transport numbers it: given in its
+/// [`Inbound::Join`], valid until its [`Inbound::Leave`] (then free for
+/// reuse). Keys should be small (below 2^20): the coordinator indexes a
+/// table by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PeerKey(pub u32);
+
 /// A message from a participant, as the coordinator receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inbound {
     /// A participant joined under this name.
-    Join(Arc<str>),
+    Join {
+        /// Its connection.
+        peer: PeerKey,
+        /// Its name (the coordinator rejects a name already in use).
+        name: Arc<str>,
+    },
     /// "Ready, next wake-up at `next`."
     Ready {
-        /// The participant's name.
-        name: Arc<str>,
+        /// The participant.
+        peer: PeerKey,
         /// Its next wake-up (simulated time), or anything (real time).
         next: Timestamp,
     },
     /// "Stop everyone."
-    StopRequest(Arc<str>),
+    StopRequest(PeerKey),
     /// The participant left (or its connection was lost).
-    Leave(Arc<str>),
+    Leave(PeerKey),
 }
 
 /// A message from a participant to the coordinator (its name is implied).
@@ -62,9 +78,9 @@ pub trait CoordinatorTransport: Send + 'static {
         self.recv().now_or_never().flatten()
     }
 
-    /// Delivers `signal` to the participant named `to`, or to every
-    /// participant when `to` is `None`. Must not block.
-    fn send(&mut self, to: Option<&str>, signal: Signal) -> Result<(), TransportClosed>;
+    /// Delivers `signal` to the participant `to`, or to every participant
+    /// when `to` is `None`. Must not block.
+    fn send(&mut self, to: Option<PeerKey>, signal: Signal) -> Result<(), TransportClosed>;
 }
 
 /// A participant's end of a timing transport.
