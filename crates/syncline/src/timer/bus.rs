@@ -50,8 +50,10 @@ impl Hub {
         self.waker.take()
     }
 
-    /// Queues a signal for the (open) participant `to`; returns its waker.
-    fn signal(&mut self, to: PeerKey, signal: Signal) -> Result<Option<Waker>, TransportClosed> {
+    /// Queues a signal for the (open) participant `to` and wakes it. The
+    /// waker stays stored (woken by reference), so the participant's next
+    /// wait needs no new clone.
+    fn signal(&mut self, to: PeerKey, signal: Signal) -> Result<(), TransportClosed> {
         let peer = self
             .peers
             .get_mut(to.0 as usize)
@@ -59,7 +61,10 @@ impl Hub {
             .filter(|p| p.open)
             .ok_or(TransportClosed)?;
         peer.signals.push_back(signal);
-        Ok(peer.waker.take())
+        if let Some(w) = &peer.waker {
+            w.wake_by_ref();
+        }
+        Ok(())
     }
 }
 
@@ -308,11 +313,7 @@ impl CoordinatorTransport for BusCoordinator {
     fn send(&mut self, to: Option<PeerKey>, signal: Signal) -> Result<(), TransportClosed> {
         let mut hub = lock(&self.hub);
         match to {
-            Some(to) => {
-                let waker = hub.signal(to, signal)?;
-                drop(hub);
-                wake(waker);
-            }
+            Some(to) => hub.signal(to, signal)?,
             None => {
                 // A participant that left needs no signal.
                 for peer in hub.peers.iter_mut().flatten().filter(|p| p.open) {
