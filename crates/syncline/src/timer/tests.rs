@@ -579,3 +579,53 @@ fn real_time_timer_sends_heartbeats_from_its_tick_loop() {
             .all(|w| w[1].nanos_since_wide(w[0]) >= 3_000_000)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn coarse_timer_counts_a_panicking_callback_and_keeps_its_grid() {
+    let clock = TokioClock::starting_at(Timestamp::EPOCH);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let timer = CoarseTimer::spawn(clock, TimeDelta::from_millis(100), move |t| {
+        let ms = t.as_nanos() / 1_000_000;
+        if ms == 100 {
+            panic!("callback failure (expected by the test)");
+        }
+        s.lock().unwrap().push(ms);
+    })
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(timer.panics(), 1);
+    assert_eq!(timer.stop().await, 4); // 0, 100 (panicked), 200, 300
+    assert_eq!(*seen.lock().unwrap(), vec![0, 200, 300]);
+}
+
+#[test]
+fn simulated_timer_counts_a_panicking_callback_and_steps_on() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (bus, connector) = in_process_bus();
+    let config = CoordinatorConfig::simulated().expect(["sim"]);
+    let coordinator = rt
+        .block_on(async { TimingCoordinator::spawn(config, bus, TokioClock::new()) })
+        .unwrap();
+    let cfg =
+        TimerConfig::new("sim", TimeDelta::from_millis(10), TimeDelta::ZERO).simulated(true, true);
+    let timer = PeriodicTimer::new(cfg, Some(connector.connect("sim").unwrap())).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    timer
+        .start_async(move |deadline| {
+            if deadline == Timestamp::from_nanos(10_000_000) {
+                panic!("callback failure (expected by the test)");
+            }
+            let _ = tx.send(deadline.as_nanos());
+        })
+        .unwrap();
+    let got: Vec<i64> = rx.iter().take(3).collect();
+    assert_eq!(got, vec![0, 20_000_000, 30_000_000]);
+    assert_eq!(timer.stats().panics, 1);
+    assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
+    rt.block_on(shutdown(coordinator));
+}
