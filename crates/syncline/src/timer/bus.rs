@@ -50,6 +50,23 @@ impl Hub {
         self.waker.take()
     }
 
+    /// Queues `signal` for participant `to`, or for every open one.
+    fn send(&mut self, to: Option<PeerKey>, signal: Signal) -> Result<(), TransportClosed> {
+        match to {
+            Some(to) => self.signal(to, signal),
+            None => {
+                // A participant that left needs no signal.
+                for peer in self.peers.iter_mut().flatten().filter(|p| p.open) {
+                    peer.signals.push_back(signal);
+                    if let Some(w) = &peer.waker {
+                        w.wake_by_ref();
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Queues a signal for the (open) participant `to` and wakes it. The
     /// waker stays stored (woken by reference), so the participant's next
     /// wait needs no new clone.
@@ -311,18 +328,15 @@ impl CoordinatorTransport for BusCoordinator {
     }
 
     fn send(&mut self, to: Option<PeerKey>, signal: Signal) -> Result<(), TransportClosed> {
+        lock(&self.hub).send(to, signal)
+    }
+
+    fn send_all<I: IntoIterator<Item = (Option<PeerKey>, Signal)>>(&mut self, signals: I) -> usize {
         let mut hub = lock(&self.hub);
-        match to {
-            Some(to) => hub.signal(to, signal)?,
-            None => {
-                // A participant that left needs no signal.
-                for peer in hub.peers.iter_mut().flatten().filter(|p| p.open) {
-                    peer.signals.push_back(signal);
-                    wake(peer.waker.take());
-                }
-            }
-        }
-        Ok(())
+        signals
+            .into_iter()
+            .filter(|&(to, signal)| hub.send(to, signal).is_err())
+            .count()
     }
 }
 
@@ -441,7 +455,20 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
         coord.send(Some(A), Signal::Trigger(t(7))).unwrap();
-        assert_eq!(waiting.await.unwrap().0, Some(Signal::Trigger(t(7))));
+        let (got, mut a) = waiting.await.unwrap();
+        assert_eq!(got, Some(Signal::Trigger(t(7))));
+        // A batch under one lock: in order; undeliverable ones counted.
+        let batch = [
+            (Some(A), Signal::Trigger(t(8))),
+            (Some(PeerKey(7)), Signal::Trigger(t(8))),
+            (Some(B), Signal::Trigger(t(8))),
+            (None, Signal::Stop),
+        ];
+        assert_eq!(coord.send_all(batch), 1);
+        for p in [&mut a, &mut b] {
+            assert_eq!(p.recv().await, Some(Signal::Trigger(t(8))));
+            assert_eq!(p.recv().await, Some(Signal::Stop));
+        }
     }
 
     #[tokio::test(start_paused = true)]

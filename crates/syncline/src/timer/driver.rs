@@ -184,17 +184,23 @@ impl Peers {
 }
 
 fn flush<T: CoordinatorTransport>(core: &mut Coordinator, peers: &Peers, transport: &mut T) {
-    while let Some(cmd) = core.poll_command() {
-        let to = match cmd.to {
-            Recipient::All => None,
-            Recipient::One(id) => match peers.key(id) {
-                Some(key) => Some(key),
-                None => continue, // it left: no signal needed
-            },
-        };
-        if transport.send(to, cmd.signal).is_err() {
-            tracing::debug!(?cmd, "timing: signal for a participant that is gone");
+    let signals = std::iter::from_fn(|| {
+        loop {
+            let cmd = core.poll_command()?;
+            match cmd.to {
+                Recipient::All => return Some((None, cmd.signal)),
+                // A participant that left needs no signal.
+                Recipient::One(id) => {
+                    if let Some(key) = peers.key(id) {
+                        return Some((Some(key), cmd.signal));
+                    }
+                }
+            }
         }
+    });
+    let failed = transport.send_all(signals);
+    if failed > 0 {
+        tracing::debug!(failed, "timing: signals for participants that are gone");
     }
     while let Some(e) = core.poll_event() {
         log_event(core, e);

@@ -81,6 +81,17 @@ pub trait CoordinatorTransport: Send + 'static {
     /// Delivers `signal` to the participant `to`, or to every participant
     /// when `to` is `None`. Must not block.
     fn send(&mut self, to: Option<PeerKey>, signal: Signal) -> Result<(), TransportClosed>;
+
+    /// Delivers several signals in order (a step's triggers) and returns
+    /// how many could not be delivered (their participant is gone). The
+    /// default calls [`send`](Self::send) for each; a transport can take
+    /// one lock, or build one network batch, for all of them.
+    fn send_all<I: IntoIterator<Item = (Option<PeerKey>, Signal)>>(&mut self, signals: I) -> usize {
+        signals
+            .into_iter()
+            .filter(|&(to, signal)| self.send(to, signal).is_err())
+            .count()
+    }
 }
 
 /// A participant's end of a timing transport.
