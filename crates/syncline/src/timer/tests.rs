@@ -629,3 +629,51 @@ fn simulated_timer_counts_a_panicking_callback_and_steps_on() {
     assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
     rt.block_on(shutdown(coordinator));
 }
+
+/// The bus on a multi-thread runtime, where the coordinator and the
+/// participants run on different workers: a lost wake-up would hang this
+/// test, a lost or duplicated step would change the log.
+#[test]
+fn bus_on_the_multi_thread_runtime_loses_no_step() {
+    const NAMES: [&str; 8] = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
+    for _round in 0..5 {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let log: Log = Arc::default();
+        let steps = rt.block_on(async {
+            let (bus, connector) = in_process_bus();
+            let config = CoordinatorConfig::simulated().expect(NAMES);
+            let coordinator = TimingCoordinator::spawn(config, bus, TokioClock::new()).unwrap();
+            let tasks: Vec<_> = NAMES
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    // Half on a 1 ms grid (all due together), half offset.
+                    let g = if i % 2 == 0 { grid(1, 0) } else { grid(2, 1) };
+                    let until = Timestamp::from_nanos(200_000_000);
+                    spawn_participant(&connector, name, g, SimClock::default(), log.clone(), until)
+                })
+                .collect();
+            for t in tasks {
+                assert_eq!(t.await.unwrap(), Ended::Stopped);
+            }
+            let steps = coordinator.status().await.unwrap().steps;
+            shutdown(coordinator).await;
+            steps
+        });
+        let mut log = log.lock().unwrap().clone();
+        // Every participant ran every step of its grid up to 200 ms, once.
+        let per_name = |n: &str| log.iter().filter(|(_, m)| *m == n).count();
+        for (i, name) in NAMES.iter().enumerate() {
+            assert_eq!(per_name(name), if i % 2 == 0 { 201 } else { 101 }, "{name}");
+        }
+        // Every millisecond 0..=201 was a step (201: the offset grid's last).
+        log.sort();
+        log.dedup_by_key(|(t, _)| *t);
+        assert!(log.iter().map(|(t, _)| *t).eq(0..=201));
+        assert!(steps >= 202);
+    }
+}
