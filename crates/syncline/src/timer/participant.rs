@@ -10,7 +10,9 @@ use syncline_core::Timestamp;
 use syncline_core::timer::{Action, SimParticipant};
 
 /// How often a participant repeats its first "ready" until the coordinator
-/// answers (so a coordinator that starts later still sees it).
+/// answers (so a coordinator that starts later still sees it), and the
+/// default heartbeat of a started real-time timer
+/// ([`TimerConfig::heartbeat`](super::TimerConfig::heartbeat)).
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
 /// Why a participant's run ended.
