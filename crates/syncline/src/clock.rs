@@ -10,6 +10,23 @@
 //! * [`TokioClock`]: tokio's monotonic clock anchored to a fixed instant, so
 //!   it follows `tokio::time::pause` / `advance` in tests and never jumps
 //!   when the wall clock is stepped.
+//! * [`SimClock`]: simulated time, advanced by the timing coordinator's
+//!   triggers (defined in [`crate::timer`], re-exported here). Give it to
+//!   any part of a pipeline and the whole pipeline runs in simulated time.
+//!
+//! ```
+//! use syncline::clock::{Clock, SimClock};
+//! use syncline::Timestamp;
+//!
+//! // Code written against `Clock` runs unchanged in simulated time.
+//! fn age(clock: &impl Clock, stamp: Timestamp) -> i128 {
+//!     clock.now().nanos_since_wide(stamp)
+//! }
+//! let clock = SimClock::new(Timestamp::from_nanos(1_000));
+//! assert_eq!(age(&clock, Timestamp::EPOCH), 1_000);
+//! clock.advance_to(Timestamp::from_nanos(5_000)); // a coordinator trigger does this
+//! assert_eq!(age(&clock, Timestamp::EPOCH), 5_000);
+//! ```
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,6 +34,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use syncline_core::{TimeDelta, Timestamp};
+
+pub use crate::timer::SimClock;
 
 /// The future returned by [`Clock::sleep_until`].
 pub type ClockSleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

@@ -28,7 +28,7 @@ pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
 
 /// The names most programs need, in one `use syncline::prelude::*;`.
 pub mod prelude {
-    pub use crate::clock::{Clock, SystemClock, TokioClock};
+    pub use crate::clock::{Clock, SimClock, SystemClock, TokioClock};
     pub use crate::timestamped::SensorStreamExt;
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 }

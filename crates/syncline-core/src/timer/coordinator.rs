@@ -58,24 +58,31 @@ pub struct CoordinatorConfig {
     /// participant may take to report again before it is declared
     /// unresponsive and no longer waited for. Must be positive.
     pub answer_timeout: TimeDelta,
+    /// Real time, after the start: how long (shell time) a started
+    /// participant may stay silent (no ready report or heartbeat) before it
+    /// is reported ([`Event::Silent`]). Nothing waits for it either way.
+    /// Must be positive; participants send a heartbeat every 2 s.
+    pub heartbeat_timeout: TimeDelta,
     /// Simulated time: `None` runs as fast as the participants allow; a
     /// [`Pace`] holds each step until the shell's clock catches up.
     pub pace: Option<Pace>,
 }
 
 impl CoordinatorConfig {
-    /// Simulated time, no expected participants, a 1 s answer timeout.
+    /// Simulated time, no expected participants, a 1 s answer timeout (and
+    /// a 5 s heartbeat timeout, used only in real time).
     pub fn simulated() -> Self {
         CoordinatorConfig {
             mode: Mode::Simulated,
             expected: Vec::new(),
             answer_timeout: TimeDelta::from_secs(1),
+            heartbeat_timeout: TimeDelta::from_secs(5),
             pace: None,
         }
     }
 
     /// Real time with the given start delay, no expected participants, a
-    /// 1 s answer timeout.
+    /// 5 s heartbeat timeout.
     pub fn real_time(start_delay: TimeDelta) -> Self {
         CoordinatorConfig {
             mode: Mode::RealTime { start_delay },
@@ -100,6 +107,12 @@ impl CoordinatorConfig {
         self.answer_timeout = timeout;
         self
     }
+
+    /// Sets the heartbeat timeout (real time).
+    pub fn heartbeat_timeout(mut self, timeout: TimeDelta) -> Self {
+        self.heartbeat_timeout = timeout;
+        self
+    }
 }
 
 /// Errors of the coordinator.
@@ -111,7 +124,8 @@ pub enum CoordinatorError {
     /// A report named a participant that was never registered.
     #[error("unknown participant {0:?}")]
     UnknownParticipant(ParticipantId),
-    /// The answer timeout or start delay is not positive / negative.
+    /// A timeout is not positive, the start delay negative, or the pace
+    /// zero.
     #[error("invalid coordinator configuration: {0}")]
     Config(&'static str),
     /// More participants than a `u32` can number.
@@ -206,6 +220,15 @@ pub enum Event {
         /// When it was triggered (shell time).
         triggered_at: Timestamp,
     },
+    /// Real time: a started participant sent nothing (no ready report, no
+    /// heartbeat) within the heartbeat timeout. It is marked unresponsive;
+    /// nothing waits for it.
+    Silent {
+        /// The participant.
+        participant: ParticipantId,
+        /// When it was last heard of (shell time).
+        last_heard: Timestamp,
+    },
     /// A participant that was unresponsive or out of sync reported again.
     Recovered {
         /// The participant.
@@ -246,7 +269,8 @@ pub enum ParticipantState {
     Working,
     /// Reported a time in the past; resync sent.
     OutOfSync,
-    /// Did not answer within the answer timeout.
+    /// Did not answer within the answer timeout (simulated time) or was
+    /// silent longer than the heartbeat timeout (real time).
     Unresponsive,
     /// Deregistered.
     Left,
@@ -369,6 +393,11 @@ impl Coordinator {
     pub fn new(config: CoordinatorConfig) -> Result<Self, CoordinatorError> {
         if !config.answer_timeout.is_positive() {
             return Err(CoordinatorError::Config("answer_timeout must be positive"));
+        }
+        if !config.heartbeat_timeout.is_positive() {
+            return Err(CoordinatorError::Config(
+                "heartbeat_timeout must be positive",
+            ));
         }
         if let Mode::RealTime { start_delay } = config.mode
             && start_delay.is_negative()
@@ -693,8 +722,19 @@ impl Coordinator {
 
     /// When the shell must call [`handle_timeout`](Self::handle_timeout):
     /// the earliest answer deadline of a triggered participant, or (with a
-    /// [`Pace`]) the instant the next step is due.
+    /// [`Pace`]) the instant the next step is due; in real time after the
+    /// start, the instant the first started participant's heartbeat
+    /// timeout ends.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
+        if let (Phase::Running, Mode::RealTime { .. }) = (self.phase, self.config.mode) {
+            return self
+                .participants
+                .iter()
+                .filter(|p| p.state == ParticipantState::RealTime)
+                .filter_map(|p| p.last_heard)
+                .min()
+                .map(|t| t.saturating_add(self.config.heartbeat_timeout));
+        }
         if self.working == 0 {
             return self.held_until.filter(|_| self.phase == Phase::Running);
         }
@@ -707,8 +747,14 @@ impl Coordinator {
 
     /// The shell's timer fired at `now`: participants that have not
     /// answered within the answer timeout are declared unresponsive (an
-    /// [`Event::Unresponsive`]) and time goes on without them.
+    /// [`Event::Unresponsive`]) and time goes on without them. In real
+    /// time, started participants silent for the heartbeat timeout are
+    /// marked unresponsive ([`Event::Silent`]).
     pub fn handle_timeout(&mut self, now: Timestamp) {
+        if let (Phase::Running, Mode::RealTime { .. }) = (self.phase, self.config.mode) {
+            self.detect_silent(now);
+            return;
+        }
         if self.working == 0 {
             self.maybe_advance(now);
             return;
@@ -729,6 +775,24 @@ impl Coordinator {
             }
         }
         self.maybe_advance(now);
+    }
+
+    fn detect_silent(&mut self, now: Timestamp) {
+        let timeout = self.config.heartbeat_timeout;
+        for i in 0..self.participants.len() {
+            let p = &mut self.participants[i];
+            let Some(last_heard) = p.last_heard else {
+                continue;
+            };
+            if p.state == ParticipantState::RealTime && last_heard.saturating_add(timeout) <= now {
+                p.state = ParticipantState::Unresponsive;
+                self.unresponsive = self.unresponsive.saturating_add(1);
+                self.event(Event::Silent {
+                    participant: ParticipantId(i as u32),
+                    last_heard,
+                });
+            }
+        }
     }
 
     /// The phase.

@@ -139,6 +139,82 @@ fn bad_config_is_a_typed_error() {
         Coordinator::new(c),
         Err(CoordinatorError::Config(_))
     ));
+    let c = CoordinatorConfig::real_time(TimeDelta::ZERO).heartbeat_timeout(TimeDelta::ZERO);
+    assert!(matches!(
+        Coordinator::new(c),
+        Err(CoordinatorError::Config(_))
+    ));
+}
+
+#[test]
+fn real_time_silent_participant_is_reported_not_waited_for_and_recovers() {
+    let config =
+        CoordinatorConfig::real_time(TimeDelta::ZERO).heartbeat_timeout(TimeDelta::from_nanos(100));
+    let mut c = Coordinator::new(config).unwrap();
+    let a = c.register("a").unwrap();
+    let b = c.register("b").unwrap();
+    let idle = c.register("idle").unwrap(); // never reports: never started, never timed
+    ready(&mut c, a, 0, 0);
+    ready(&mut c, b, 0, 0);
+    // Before the start nobody is timed.
+    assert_eq!(c.poll_timeout(), None);
+    c.start(ts(0));
+    while c.poll_command().is_some() {}
+    while c.poll_event().is_some() {}
+    assert_eq!(c.poll_timeout(), Some(ts(100)));
+    ready(&mut c, a, 0, 50); // heartbeats
+    ready(&mut c, b, 0, 60);
+    ready(&mut c, b, 0, 120);
+    assert_eq!(c.poll_timeout(), Some(ts(150)));
+    // An early wake-up finds nobody silent yet.
+    c.handle_timeout(ts(149));
+    assert_eq!(c.poll_event(), None);
+    c.handle_timeout(ts(150));
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Silent {
+            participant: a,
+            last_heard: ts(50)
+        })
+    );
+    assert_eq!(c.poll_event(), None);
+    let st = c.status();
+    assert_eq!(st.unresponsive, 1);
+    let state = |st: &CoordinatorStatus, id: ParticipantId| st.participants[id.0 as usize].state;
+    assert_eq!(state(&st, a), ParticipantState::Unresponsive);
+    assert_eq!(state(&st, b), ParticipantState::RealTime);
+    assert_eq!(state(&st, idle), ParticipantState::Registered);
+    // Only `b` is timed now; reported once, not again.
+    assert_eq!(c.poll_timeout(), Some(ts(220)));
+    c.handle_timeout(ts(200));
+    assert_eq!(c.poll_event(), None);
+    // Nothing was sent to or waited for on its account; the run goes on
+    // (a late joiner still gets the start).
+    assert_eq!(c.poll_command(), None);
+    // `a` comes back: recovered, and told the start again.
+    ready(&mut c, a, 0, 300);
+    assert_eq!(c.poll_event(), Some(Event::Recovered { participant: a }));
+    assert_eq!(
+        c.poll_command(),
+        Some(Command {
+            to: Recipient::One(a),
+            signal: Signal::Start(ts(0))
+        })
+    );
+    assert_eq!(state(&c.status(), a), ParticipantState::RealTime);
+    // `b` went silent too (last heard 120): now reported.
+    c.handle_timeout(ts(300));
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Silent {
+            participant: b,
+            last_heard: ts(120)
+        })
+    );
+    assert_eq!(c.poll_timeout(), Some(ts(400)));
+    // After a stop nothing is timed.
+    c.stop();
+    assert_eq!(c.poll_timeout(), None);
 }
 
 #[test]
@@ -411,7 +487,9 @@ fn real_time_start_is_latched_for_late_joiners() {
     // A heartbeat from a started participant is not answered again.
     ready(&mut c, late, 0, 10);
     assert_eq!(c.poll_command(), None);
-    assert_eq!(c.poll_timeout(), None);
+    // The liveness check: the first heartbeat timeout to end (`a`, last
+    // heard at 5, default 5 s).
+    assert_eq!(c.poll_timeout(), Some(ts(5_000_000_005)));
     assert_eq!(c.status().start_at, Some(at));
 }
 
@@ -542,13 +620,20 @@ proptest! {
     fn arbitrary_inputs_never_panic_or_stall(
         ops in proptest::collection::vec(op(), 0..60),
         timeout_ms in 1i64..3,
+        real_time in proptest::bool::weighted(0.25),
     ) {
-        let config = CoordinatorConfig::simulated().answer_timeout(TimeDelta::from_millis(timeout_ms));
+        let config = if real_time {
+            CoordinatorConfig::real_time(TimeDelta::from_millis(1))
+                .heartbeat_timeout(TimeDelta::from_millis(timeout_ms))
+        } else {
+            CoordinatorConfig::simulated().answer_timeout(TimeDelta::from_millis(timeout_ms))
+        };
         let mut c = Coordinator::new(config).unwrap();
         let mut now = 0i64;
         for op in ops {
             now += 100_000;
             let id = |p: u8| ParticipantId(u32::from(p));
+            let timed_out = matches!(op, Op::Timeout(_));
             let _ = match op {
                 Op::Register(p) => c.register(&format!("p{p}")).map(drop),
                 Op::Ready(p, t) => c.handle(Report::Ready { from: id(p), next: ts(t) }, ts(now)),
@@ -561,6 +646,23 @@ proptest! {
             while c.poll_command().is_some() {}
             while c.poll_event().is_some() {}
             let st = c.status();
+            if real_time {
+                // Liveness: whoever is started is timed; a timeout leaves
+                // nobody started past its heartbeat timeout.
+                let started = st.participants.iter().filter(|p| p.state == ParticipantState::RealTime);
+                let limit = TimeDelta::from_millis(timeout_ms);
+                prop_assert_eq!(
+                    c.poll_timeout(),
+                    started.clone().filter_map(|p| p.last_heard).min().map(|t| t.saturating_add(limit))
+                        .filter(|_| st.phase == Phase::Running)
+                );
+                if timed_out && st.phase == Phase::Running {
+                    for p in started {
+                        prop_assert!(p.last_heard.is_some_and(|t| t.saturating_add(limit) > ts(now)));
+                    }
+                }
+                continue;
+            }
             let working = st.participants.iter().any(|p| p.state == ParticipantState::Working);
             let waiting = st.participants.iter().any(|p| p.state == ParticipantState::Waiting);
             if st.phase == Phase::Running {

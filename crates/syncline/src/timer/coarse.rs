@@ -1,6 +1,10 @@
 //! [`CoarseTimer`]: a simple periodic task for non-real-time work (GUIs,
 //! periodic status), on any [`Clock`], that stops at once.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use tokio::task::JoinHandle;
 
 use super::periodic::TimerError;
@@ -16,7 +20,9 @@ use syncline_core::{TimeDelta, Timestamp};
 /// simulated time on a [`SimClock`](super::SimClock) and on tokio's paused
 /// clock); late wake-ups skip deadlines rather than replaying them.
 /// [`CoarseTimer::stop`] ends it at once (never later than 50 ms, CPM's
-/// `SimpleTimer` bound), also while a sleep is pending.
+/// `SimpleTimer` bound), also while a sleep is pending. A callback that
+/// panics is counted ([`CoarseTimer::panics`]) and logged, and the timer
+/// goes on on its grid.
 ///
 /// ```
 /// use syncline::clock::TokioClock;
@@ -37,6 +43,7 @@ use syncline_core::{TimeDelta, Timestamp};
 pub struct CoarseTimer {
     stop: StopSignal,
     task: JoinHandle<u64>,
+    panics: Arc<AtomicU64>,
 }
 
 impl CoarseTimer {
@@ -60,6 +67,8 @@ impl CoarseTimer {
         let mut schedule = Schedule::starting_at(grid, clock.now())?;
         let stop = StopSignal::new();
         let stopped = stop.clone();
+        let panics = Arc::new(AtomicU64::new(0));
+        let panicked = panics.clone();
         let task = tokio::spawn(async move {
             let mut ticks = 0u64;
             while let Some(next) = schedule.poll_timeout() {
@@ -73,12 +82,21 @@ impl CoarseTimer {
                         tracing::debug!(missed = tick.missed, "coarse timer skipped deadlines");
                     }
                     ticks += 1;
-                    callback(tick.deadline);
+                    let deadline = tick.deadline;
+                    if catch_unwind(AssertUnwindSafe(|| callback(deadline))).is_err() {
+                        panicked.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(%deadline, "coarse timer callback panicked; timer goes on");
+                    }
                 }
             }
             ticks
         });
-        Ok(CoarseTimer { stop, task })
+        Ok(CoarseTimer { stop, task, panics })
+    }
+
+    /// Callbacks that panicked so far (each counted in the ticks too).
+    pub fn panics(&self) -> u64 {
+        self.panics.load(Ordering::Relaxed)
     }
 
     /// Stops the timer and returns the number of callbacks it ran.

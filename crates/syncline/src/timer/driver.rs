@@ -1,16 +1,15 @@
 //! The coordinator's async shell: drives a [`Coordinator`] core over a
 //! [`CoordinatorTransport`], event-driven (no polling, no debounce sleeps).
 
-use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::transport::{CoordinatorTransport, Inbound};
+use super::transport::{CoordinatorTransport, Inbound, PeerKey};
 use crate::clock::{Clock, ClockSleep};
 use syncline_core::Timestamp;
 use syncline_core::timer::{
-    Coordinator, CoordinatorConfig, CoordinatorError, CoordinatorStatus, Event, Phase, Recipient,
-    Report,
+    Coordinator, CoordinatorConfig, CoordinatorError, CoordinatorStatus, Event, ParticipantId,
+    Phase, Recipient, Report,
 };
 
 enum Control {
@@ -125,6 +124,14 @@ fn log_event(core: &Coordinator, e: Event) {
             %triggered_at,
             "timing: participant unresponsive, no longer waited for"
         ),
+        Event::Silent {
+            participant,
+            last_heard,
+        } => tracing::warn!(
+            participant = name(participant),
+            %last_heard,
+            "timing: participant silent (no heartbeat), marked unresponsive"
+        ),
         Event::Recovered { participant } => {
             tracing::info!(participant = name(participant), "timing: participant back")
         }
@@ -135,39 +142,98 @@ fn log_event(core: &Coordinator, e: Event) {
     }
 }
 
-fn flush<T: CoordinatorTransport>(core: &mut Coordinator, transport: &mut T) {
-    while let Some(cmd) = core.poll_command() {
-        let to = match cmd.to {
-            Recipient::All => None,
-            Recipient::One(id) => core.name(id),
-        };
-        if transport.send(to, cmd.signal).is_err() {
-            tracing::debug!(?cmd, "timing: signal for a participant that is gone");
+/// The largest [`PeerKey`] the driver accepts (its table is indexed by key).
+const MAX_PEER_KEY: u32 = 1 << 20;
+
+/// Transport connections <-> coordinator participants (both directions are
+/// table lookups: no name hashing per message).
+#[derive(Default)]
+struct Peers {
+    by_key: Vec<Option<ParticipantId>>,
+    by_id: Vec<Option<PeerKey>>,
+}
+
+impl Peers {
+    fn id(&self, key: PeerKey) -> Option<ParticipantId> {
+        self.by_key.get(key.0 as usize).copied().flatten()
+    }
+
+    fn key(&self, id: ParticipantId) -> Option<PeerKey> {
+        self.by_id.get(id.0 as usize).copied().flatten()
+    }
+
+    fn link(&mut self, key: PeerKey, id: ParticipantId) {
+        let (k, i) = (key.0 as usize, id.0 as usize);
+        if self.by_key.len() <= k {
+            self.by_key.resize(k + 1, None);
         }
+        if self.by_id.len() <= i {
+            self.by_id.resize(i + 1, None);
+        }
+        self.by_key[k] = Some(id);
+        self.by_id[i] = Some(key);
+    }
+
+    fn unlink(&mut self, key: PeerKey) -> Option<ParticipantId> {
+        let id = self.by_key.get_mut(key.0 as usize)?.take()?;
+        if let Some(k) = self.by_id.get_mut(id.0 as usize) {
+            *k = None;
+        }
+        Some(id)
+    }
+}
+
+fn flush<T: CoordinatorTransport>(core: &mut Coordinator, peers: &Peers, transport: &mut T) {
+    let signals = std::iter::from_fn(|| {
+        loop {
+            let cmd = core.poll_command()?;
+            match cmd.to {
+                Recipient::All => return Some((None, cmd.signal)),
+                // A participant that left needs no signal.
+                Recipient::One(id) => {
+                    if let Some(key) = peers.key(id) {
+                        return Some((Some(key), cmd.signal));
+                    }
+                }
+            }
+        }
+    });
+    let failed = transport.send_all(signals);
+    if failed > 0 {
+        tracing::debug!(failed, "timing: signals for participants that are gone");
     }
     while let Some(e) = core.poll_event() {
         log_event(core, e);
     }
 }
 
-fn handle_inbound(core: &mut Coordinator, msg: Inbound, now: Timestamp) {
+fn handle_inbound(core: &mut Coordinator, peers: &mut Peers, msg: Inbound, now: Timestamp) {
     let result = match msg {
-        Inbound::Join(name) => core.register(&name).map(drop),
-        Inbound::Ready { name, next } => match core.lookup(&name) {
+        Inbound::Join { peer, name } if peer.0 < MAX_PEER_KEY => {
+            core.register(&name).map(|id| peers.link(peer, id))
+        }
+        Inbound::Join { peer, name } => {
+            tracing::warn!(%name, key = peer.0, "timing: peer key too large, participant ignored");
+            Ok(())
+        }
+        Inbound::Ready { peer, next } => match peers.id(peer) {
             Some(from) => core.handle(Report::Ready { from, next }, now),
             None => {
-                tracing::warn!(%name, "timing: report from an unregistered participant");
+                tracing::warn!(
+                    key = peer.0,
+                    "timing: report from an unregistered participant"
+                );
                 Ok(())
             }
         },
-        Inbound::StopRequest(name) => match core.lookup(&name) {
+        Inbound::StopRequest(peer) => match peers.id(peer) {
             Some(from) => core.handle(Report::StopRequest { from }, now),
             None => {
                 core.stop();
                 Ok(())
             }
         },
-        Inbound::Leave(name) => match core.lookup(&name) {
+        Inbound::Leave(peer) => match peers.unlink(peer) {
             Some(id) => core.deregister(id, now),
             None => Ok(()),
         },
@@ -187,8 +253,9 @@ async fn drive<T: CoordinatorTransport, C: Clock>(
     // earlier wake-up (a later one is checked when this one fires).
     let mut armed: Option<(Timestamp, ClockSleep)> = None;
     let mut ctrl_open = true;
+    let mut peers = Peers::default();
     loop {
-        flush(&mut core, &mut transport);
+        flush(&mut core, &peers, &mut transport);
         if core.phase() == Phase::Stopped {
             break;
         }
@@ -218,10 +285,10 @@ async fn drive<T: CoordinatorTransport, C: Clock>(
                     // Take whatever else is already queued in the same
                     // pass (one clock read, one select per batch).
                     let now = clock.now();
-                    handle_inbound(&mut core, m, now);
-                    while let Some(Some(m)) = transport.recv().now_or_never() {
-                        handle_inbound(&mut core, m, now);
-                        flush(&mut core, &mut transport);
+                    handle_inbound(&mut core, &mut peers, m, now);
+                    while let Some(m) = transport.try_recv() {
+                        handle_inbound(&mut core, &mut peers, m, now);
+                        flush(&mut core, &peers, &mut transport);
                     }
                 }
                 None => break,

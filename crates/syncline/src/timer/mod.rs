@@ -28,7 +28,7 @@ pub use precise::{DEFAULT_SPIN, PreciseTicker, lateness, system_now};
 pub use sim_clock::SimClock;
 pub use stop::StopSignal;
 pub use transport::{
-    CoordinatorTransport, Inbound, Outbound, ParticipantTransport, TransportClosed,
+    CoordinatorTransport, Inbound, Outbound, ParticipantTransport, PeerKey, TransportClosed,
 };
 
 #[cfg(test)]

@@ -10,7 +10,9 @@ use syncline_core::Timestamp;
 use syncline_core::timer::{Action, SimParticipant};
 
 /// How often a participant repeats its first "ready" until the coordinator
-/// answers (so a coordinator that starts later still sees it).
+/// answers (so a coordinator that starts later still sees it), and the
+/// default heartbeat of a started real-time timer
+/// ([`TimerConfig::heartbeat`](super::TimerConfig::heartbeat)).
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
 /// Why a participant's run ended.
@@ -76,6 +78,12 @@ pub async fn run_simulated<T: ParticipantTransport>(
     let stopped = stop.stopped();
     tokio::pin!(stopped);
     loop {
+        // The flag first (one atomic load): a local stop wins over a queued
+        // trigger. The select then polls the transport first, so the stop
+        // future (a mutex in `Notify`) is only polled when no signal waits.
+        if stop.is_stopped() {
+            return Ended::Stopped;
+        }
         let heartbeat = async {
             if heard {
                 std::future::pending::<()>().await
@@ -85,8 +93,8 @@ pub async fn run_simulated<T: ParticipantTransport>(
         };
         let signal = tokio::select! {
             biased;
-            () = &mut stopped => return Ended::Stopped,
             s = transport.recv() => s,
+            () = &mut stopped => return Ended::Stopped,
             () = heartbeat => {
                 if !report(transport, core) {
                     return Ended::CoordinatorGone;

@@ -39,6 +39,11 @@ pub struct TimerConfig {
     /// Real time: how long before a deadline the thread stops parking and
     /// spins on the system clock.
     pub spin: Duration,
+    /// Real time with a coordinator, after the start: how often the timer
+    /// tells the coordinator it is alive (from its tick loop, so a timer
+    /// whose callback hangs falls silent and is reported). Default
+    /// [`HEARTBEAT`].
+    pub heartbeat: Duration,
 }
 
 impl TimerConfig {
@@ -52,6 +57,7 @@ impl TimerConfig {
             simulated_time_allowed: false,
             simulated_time: false,
             spin: DEFAULT_SPIN,
+            heartbeat: HEARTBEAT,
         }
     }
 
@@ -471,6 +477,8 @@ impl<T: ParticipantTransport> Run<T> {
                 .store(first.as_nanos(), Ordering::Release);
         }
         self.stop.attach_current_thread();
+        let heartbeat = i128::try_from(self.config.heartbeat.as_nanos()).unwrap_or(i128::MAX);
+        let mut last_beat = start.max(now);
         while let Some((tick, _woke)) = ticker.wait(self.stop.flag()) {
             if tick.missed > 0 {
                 self.shared.missed.fetch_add(tick.missed, Ordering::Relaxed);
@@ -484,6 +492,15 @@ impl<T: ParticipantTransport> Run<T> {
                 self.shared.overruns.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(timer = %self.config.node_id, deadline = %tick.deadline,
                     "callback overran its period");
+            }
+            // Alive: a heartbeat at most every `heartbeat` (grid time).
+            if let Some(transport) = self.transport.as_mut()
+                && tick.deadline.nanos_since_wide(last_beat) >= heartbeat
+            {
+                last_beat = tick.deadline;
+                if transport.send(Outbound::Ready(tick.deadline)).is_err() {
+                    self.transport = None; // coordinator gone: keep ticking
+                }
             }
             // A stop signal from the coordinator (checked without waiting).
             while let Some(transport) = self.transport.as_mut() {

@@ -2,6 +2,7 @@
 //! last triggered, and its sleeps complete when simulated time reaches them.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use tokio::sync::watch;
 
@@ -31,24 +32,44 @@ use syncline_core::Timestamp;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SimClock {
-    time: Arc<watch::Sender<Timestamp>>,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The time in nanoseconds, for lock-free reads; written only under
+    /// the `time` sender's lock, so it never goes back.
+    nanos: AtomicI64,
+    /// Wakes the sleepers.
+    time: watch::Sender<Timestamp>,
 }
 
 impl SimClock {
     /// A simulated clock reading `start`.
     pub fn new(start: Timestamp) -> Self {
         SimClock {
-            time: Arc::new(watch::Sender::new(start)),
+            inner: Arc::new(Inner {
+                nanos: AtomicI64::new(start.as_nanos()),
+                time: watch::Sender::new(start),
+            }),
         }
     }
 
     /// Moves simulated time forward to `t` (never back) and wakes the
     /// sleepers that are due.
     pub fn advance_to(&self, t: Timestamp) {
-        self.time.send_if_modified(|now| {
+        // Participants sharing a clock all advance it to the same step time:
+        // only the first takes the lock and wakes sleepers.
+        if self.now() >= t {
+            return;
+        }
+        self.inner.time.send_if_modified(|now| {
             if t > *now {
                 *now = t;
-                true
+                self.inner.nanos.store(t.as_nanos(), Ordering::Release);
+                // Nobody sleeping: no wake-up to send (a sleeper subscribing
+                // later reads the new value before it waits).
+                self.inner.time.receiver_count() > 0
             } else {
                 false
             }
@@ -64,11 +85,11 @@ impl Default for SimClock {
 
 impl Clock for SimClock {
     fn now(&self) -> Timestamp {
-        *self.time.borrow()
+        Timestamp::from_nanos(self.inner.nanos.load(Ordering::Acquire))
     }
 
     fn sleep_until(&self, deadline: Timestamp) -> ClockSleep {
-        let mut rx = self.time.subscribe();
+        let mut rx = self.inner.time.subscribe();
         Box::pin(async move {
             // The sender lives as long as this clock; if every clone is gone,
             // simulated time can never advance again: sleep forever.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::clock::{Clock, TokioClock};
-use syncline_core::timer::{CoordinatorConfig, Grid, Phase, SimParticipant};
+use syncline_core::timer::{CoordinatorConfig, Grid, Phase, Signal, SimParticipant};
 use syncline_core::{TimeDelta, Timestamp};
 
 fn grid(ms: i64, offset_ms: i64) -> Grid {
@@ -224,7 +224,13 @@ async fn duplicate_names_are_rejected_without_harming_the_original() {
     let first = connector.connect("p").unwrap();
     let mut dup = connector.connect("p").unwrap();
     assert_eq!(dup.recv().await, None); // closed at once
+    assert_eq!(
+        dup.send(Outbound::Ready(Timestamp::EPOCH)),
+        Err(TransportClosed)
+    );
     drop(dup); // its "leave" must not remove the original
+    // Let the coordinator take both joins (and no leave).
+    tokio::time::sleep(Duration::from_millis(1)).await;
     let status = coordinator.status().await.unwrap();
     assert_eq!(status.participants.len(), 1);
     assert_eq!(
@@ -472,4 +478,202 @@ fn coordinator_stop_calls_the_stop_callback_and_the_timer_goes_on() {
     }
     assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
     assert!(stop_rx.try_recv().is_err()); // called once
+}
+
+#[tokio::test(start_paused = true)]
+async fn real_time_silent_participant_is_reported_and_not_waited_for() {
+    let (bus, connector) = in_process_bus();
+    let config = CoordinatorConfig::real_time(TimeDelta::from_millis(10))
+        .expect(["alive", "mute"])
+        .heartbeat_timeout(TimeDelta::from_millis(500));
+    let coordinator = TimingCoordinator::spawn(config, bus, TokioClock::new()).unwrap();
+    let mut alive = connector.connect("alive").unwrap();
+    let mut mute = connector.connect("mute").unwrap();
+    alive.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+    mute.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+    // Both ready: the start is distributed.
+    assert!(matches!(alive.recv().await, Some(Signal::Start(_))));
+    assert!(matches!(mute.recv().await, Some(Signal::Start(_))));
+    let beating = tokio::spawn(async move {
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            alive.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+        }
+        alive
+    });
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let status = coordinator.status().await.unwrap();
+    let state = |name: &str| {
+        status
+            .participants
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.state)
+    };
+    use syncline_core::timer::ParticipantState;
+    assert_eq!(state("mute"), Some(ParticipantState::Unresponsive));
+    assert_eq!(state("alive"), Some(ParticipantState::RealTime));
+    assert_eq!(status.unresponsive, 1);
+    assert_eq!(status.phase, Phase::Running);
+    // It comes back: started again, and timed again.
+    mute.send(Outbound::Ready(Timestamp::EPOCH)).unwrap();
+    assert!(matches!(mute.recv().await, Some(Signal::Start(_))));
+    let status = coordinator.status().await.unwrap();
+    assert!(
+        status
+            .participants
+            .iter()
+            .all(|p| p.state == ParticipantState::RealTime)
+    );
+    drop(beating.await.unwrap());
+    drop(mute);
+    shutdown(coordinator).await;
+}
+
+#[test]
+fn real_time_timer_sends_heartbeats_from_its_tick_loop() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut coord, connector) = in_process_bus();
+    let mut cfg =
+        TimerConfig::new("rt", TimeDelta::from_millis(1), TimeDelta::ZERO).wait_for_start(true);
+    cfg.heartbeat = Duration::from_millis(3);
+    let timer = PeriodicTimer::new(cfg, Some(connector.connect("rt").unwrap())).unwrap();
+    let ticks = Arc::new(Mutex::new(Vec::new()));
+    let seen = ticks.clone();
+    timer
+        .start_async(move |t| seen.lock().unwrap().push(t))
+        .unwrap();
+    let beats = rt.block_on(async {
+        let Some(Inbound::Join { peer, name }) = coord.recv().await else {
+            panic!("no join");
+        };
+        assert_eq!(&*name, "rt");
+        // Waiting for the start: ready, next 0.
+        let ready = Inbound::Ready {
+            peer,
+            next: Timestamp::EPOCH,
+        };
+        assert_eq!(coord.recv().await, Some(ready));
+        let start = crate::timer::system_now();
+        coord.send(Some(peer), Signal::Start(start)).unwrap();
+        let mut beats = Vec::new();
+        while beats.len() < 3 {
+            match coord.recv().await {
+                Some(Inbound::Ready { next, .. }) if next > Timestamp::EPOCH => beats.push(next),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        (start, beats)
+    });
+    let (start, beats) = beats;
+    assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
+    // Heartbeats carry tick deadlines, at least 3 ms apart, after the start.
+    let ticks = ticks.lock().unwrap();
+    assert!(beats.iter().all(|b| *b >= start && ticks.contains(b)));
+    assert!(
+        beats
+            .windows(2)
+            .all(|w| w[1].nanos_since_wide(w[0]) >= 3_000_000)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn coarse_timer_counts_a_panicking_callback_and_keeps_its_grid() {
+    let clock = TokioClock::starting_at(Timestamp::EPOCH);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let timer = CoarseTimer::spawn(clock, TimeDelta::from_millis(100), move |t| {
+        let ms = t.as_nanos() / 1_000_000;
+        if ms == 100 {
+            panic!("callback failure (expected by the test)");
+        }
+        s.lock().unwrap().push(ms);
+    })
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(timer.panics(), 1);
+    assert_eq!(timer.stop().await, 4); // 0, 100 (panicked), 200, 300
+    assert_eq!(*seen.lock().unwrap(), vec![0, 200, 300]);
+}
+
+#[test]
+fn simulated_timer_counts_a_panicking_callback_and_steps_on() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (bus, connector) = in_process_bus();
+    let config = CoordinatorConfig::simulated().expect(["sim"]);
+    let coordinator = rt
+        .block_on(async { TimingCoordinator::spawn(config, bus, TokioClock::new()) })
+        .unwrap();
+    let cfg =
+        TimerConfig::new("sim", TimeDelta::from_millis(10), TimeDelta::ZERO).simulated(true, true);
+    let timer = PeriodicTimer::new(cfg, Some(connector.connect("sim").unwrap())).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    timer
+        .start_async(move |deadline| {
+            if deadline == Timestamp::from_nanos(10_000_000) {
+                panic!("callback failure (expected by the test)");
+            }
+            let _ = tx.send(deadline.as_nanos());
+        })
+        .unwrap();
+    let got: Vec<i64> = rx.iter().take(3).collect();
+    assert_eq!(got, vec![0, 20_000_000, 30_000_000]);
+    assert_eq!(timer.stats().panics, 1);
+    assert!(matches!(timer.stop(), Some(Ok(Ended::Stopped))));
+    rt.block_on(shutdown(coordinator));
+}
+
+/// The bus on a multi-thread runtime, where the coordinator and the
+/// participants run on different workers: a lost wake-up would hang this
+/// test, a lost or duplicated step would change the log.
+#[test]
+fn bus_on_the_multi_thread_runtime_loses_no_step() {
+    const NAMES: [&str; 8] = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
+    for _round in 0..5 {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let log: Log = Arc::default();
+        let steps = rt.block_on(async {
+            let (bus, connector) = in_process_bus();
+            let config = CoordinatorConfig::simulated().expect(NAMES);
+            let coordinator = TimingCoordinator::spawn(config, bus, TokioClock::new()).unwrap();
+            let tasks: Vec<_> = NAMES
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    // Half on a 1 ms grid (all due together), half offset.
+                    let g = if i % 2 == 0 { grid(1, 0) } else { grid(2, 1) };
+                    let until = Timestamp::from_nanos(200_000_000);
+                    spawn_participant(&connector, name, g, SimClock::default(), log.clone(), until)
+                })
+                .collect();
+            for t in tasks {
+                assert_eq!(t.await.unwrap(), Ended::Stopped);
+            }
+            let steps = coordinator.status().await.unwrap().steps;
+            shutdown(coordinator).await;
+            steps
+        });
+        let mut log = log.lock().unwrap().clone();
+        // Every participant ran every step of its grid up to 200 ms, once.
+        let per_name = |n: &str| log.iter().filter(|(_, m)| *m == n).count();
+        for (i, name) in NAMES.iter().enumerate() {
+            assert_eq!(per_name(name), if i % 2 == 0 { 201 } else { 101 }, "{name}");
+        }
+        // Every millisecond 0..=201 was a step (201: the offset grid's last).
+        log.sort();
+        log.dedup_by_key(|(t, _)| *t);
+        assert!(log.iter().map(|(t, _)| *t).eq(0..=201));
+        assert!(steps >= 202);
+    }
 }
