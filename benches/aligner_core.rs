@@ -63,7 +63,9 @@ fn aligner() -> (Aligner<u64>, Vec<StreamId>) {
 }
 
 /// Pushes one span (stamps shifted by `offset`) and drains after every push.
-#[inline]
+/// Not inlined, so that a profiler can attribute exactly its cost:
+/// `valgrind --tool=callgrind --toggle-collect='*run_span*'`.
+#[inline(never)]
 fn run_span(a: &mut Aligner<u64>, ids: &[StreamId], rows: &[(usize, i64)], offset: i64) -> u64 {
     let mut released = 0;
     for (i, &(k, s)) in rows.iter().enumerate() {

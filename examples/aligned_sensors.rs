@@ -1,11 +1,16 @@
 //! Three simulated sensors — an IMU at 100 Hz, a lidar at 10 Hz and a
 //! camera at 25 Hz — each delivered late by its own processing / transport
-//! delay (with jitter), aligned by syncline's live aligner and fanned out
-//! into three typed channels consumed by three tasks.
+//! delay (with jitter), stamped on arrival by `.timestamped()` (the
+//! acquisition-time estimator), aligned by syncline's live aligner
+//! (`(imu, lidar, camera).aligned_live(..)`) and dispatched into three typed
+//! channels consumed by three tasks.
 //!
-//! Every consumer checks that it sees its samples in timestamp order; the
-//! aligner sends them in *global* timestamp order (across all three
-//! channels), holding each sample back only until no other sensor can still
+//! Every consumer checks that it sees its samples in timestamp order and
+//! records `(stamp, seq)`, where `seq` is the sample's position in the
+//! aligner's output; at the end the main task merges the three records by
+//! `seq` and checks that the *global* order held (stamps never decrease
+//! across sensors) and that every released sample reached its consumer.
+//! The aligner holds each sample back only until no other sensor can still
 //! deliver an earlier one, or for at most the timeout after its arrival.
 //!
 //! `cargo run --release --example aligned_sensors` (runs about 2 s).
@@ -14,9 +19,9 @@
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use syncline::aligner::{AlignerConfig, FanOutBuilder, StreamConfig};
-use syncline::clock::{Clock, TokioClock};
-use syncline::{Stamped, TimeDelta, Timestamp};
+use syncline::aligner::{AlignerConfig, OneOf3, StreamConfig};
+use syncline::core::estimator::EstimatorConfig;
+use syncline::prelude::*;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -33,24 +38,25 @@ struct Frame {
     number: u64,
 }
 
-/// What a simulated driver hands over: the value, and (known only because
-/// this is a simulation) when it was acquired.
-struct Raw<T> {
-    acquired: Timestamp,
-    value: T,
-}
-
 // ---------------------------------------------------------------------------
-// STAMPING — the one place that turns a driver's output into `Stamped<T>`.
-// Here the simulation's true acquisition time is used. Once the estimator
-// adapter is merged, replace the body with the estimator, e.g.
-// `raw.map(|r| r.value).timestamped(estimator_for(period))`, which estimates
-// the acquisition time from the arrival times alone.
+// STAMPING — the one place that turns a driver's output into `Stamped<T>`:
+// the estimator adapter stamps each item with its estimated acquisition time
+// from its arrival time on `clock` alone (jitter removed, zero added
+// latency), minus the sensor's known minimum latency (its delay without
+// jitter), so that stamps of different sensors compare as acquisition
+// times. Its status is observable on `status()` (not used here).
 fn stamped<T: Send + 'static>(
-    raw: impl Stream<Item = Raw<T>> + Send + 'static,
-    _period: TimeDelta,
+    raw: impl Stream<Item = T> + Send + 'static,
+    period: TimeDelta,
+    min_latency: TimeDelta,
+    clock: TokioClock,
 ) -> impl Stream<Item = Stamped<T>> + Send + 'static {
-    raw.map(|r| Stamped::new(r.acquired, r.value))
+    let config = EstimatorConfig::new(TimeDelta::from_secs(1))
+        .with_period(period)
+        .with_min_latency(min_latency);
+    raw.timestamped(config)
+        .expect("valid estimator configuration")
+        .with_clock(clock)
 }
 // ---------------------------------------------------------------------------
 
@@ -64,7 +70,7 @@ fn driver<T: Send + 'static>(
     delay: TimeDelta,
     jitter: TimeDelta,
     make: impl Fn(u64) -> T + Send + 'static,
-) -> impl Stream<Item = Raw<T>> + Send + 'static {
+) -> impl Stream<Item = T> + Send + 'static {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         let mut n: i64 = 0;
@@ -80,14 +86,7 @@ fn driver<T: Send + 'static>(
                 .saturating_add(delay)
                 .saturating_add(TimeDelta::from_nanos(j));
             clock.sleep_until(arrival).await;
-            if tx
-                .send(Raw {
-                    acquired,
-                    value: make(n as u64),
-                })
-                .await
-                .is_err()
-            {
+            if tx.send(make(n as u64)).await.is_err() {
                 break;
             }
             n += 1;
@@ -96,34 +95,37 @@ fn driver<T: Send + 'static>(
     ReceiverStream::new(rx)
 }
 
-/// A consumer task: receives one sensor's samples, checks their order,
-/// simulates some processing, reports.
+/// What a consumer reports: `(stamp, seq)` of every sample it received.
+type Record = Vec<(Timestamp, u64)>;
+
+/// A consumer task: receives one sensor's samples (with their position in
+/// the aligner's output), checks their order, simulates some processing,
+/// reports.
 fn consumer<T: Send + 'static>(
     name: &'static str,
     clock: TokioClock,
-    mut rx: mpsc::Receiver<Stamped<T>>,
+    mut rx: mpsc::Receiver<(u64, Stamped<T>)>,
     work: Duration,
     process: impl Fn(&T) -> f64 + Send + 'static,
-) -> tokio::task::JoinHandle<(usize, bool, TimeDelta)> {
+) -> tokio::task::JoinHandle<Record> {
     tokio::spawn(async move {
-        let (mut count, mut in_order, mut last) = (0, true, Timestamp::MIN);
+        let mut record = Record::new();
         let mut max_age = TimeDelta::ZERO;
         let mut result = 0.0;
-        while let Some(s) = rx.recv().await {
-            in_order &= s.stamp >= last;
-            last = s.stamp;
-            count += 1;
+        while let Some((seq, s)) = rx.recv().await {
+            record.push((s.stamp, seq));
             let age = clock.now().checked_since(s.stamp).unwrap_or(TimeDelta::MAX);
             max_age = max_age.max(age);
             result += process(&s.value);
             tokio::time::sleep(work).await;
         }
+        let in_order = record.windows(2).all(|w| w[0].0 <= w[1].0);
         println!(
-            "{name:>6} consumer: {count:4} samples, in timestamp order: {}, max age at receipt {age}, result {result:.1}",
+            "{name:>6} consumer: {:4} samples, in timestamp order: {}, max age at receipt {max_age}, result {result:.1}",
+            record.len(),
             if in_order { "yes" } else { "NO" },
-            age = max_age,
         );
-        (count, in_order, max_age)
+        record
     })
 }
 
@@ -134,8 +136,7 @@ async fn main() {
     let run = TimeDelta::from_secs(2);
     let ms = TimeDelta::from_millis;
 
-    // Sensors: period, delay, jitter. Declared periods are a little below
-    // the real ones (a lookahead must never promise too much).
+    // Sensors: period, delay, jitter.
     let imu = driver(clock, start, ms(10), run, ms(2), ms(1), |n| Imu {
         gyro_z: n as f32 * 0.01,
     });
@@ -146,35 +147,27 @@ async fn main() {
         number: n,
     });
 
-    let mut aligner = FanOutBuilder::new(AlignerConfig { timeout: ms(150) }).live(clock);
-    let imu_rx = aligner
-        .channel(
-            "imu",
-            stamped(imu, ms(10)),
-            StreamConfig::new(ms(9)).capacity(64),
-            32,
+    // Declared periods (lookaheads) are a little below the real ones: a
+    // lookahead must never promise too much.
+    let mut aligned = (
+        stamped(imu, ms(10), ms(1), clock),
+        stamped(lidar, ms(100), ms(50), clock),
+        stamped(camera, ms(40), ms(25), clock),
+    )
+        .aligned_live(
+            AlignerConfig { timeout: ms(150) },
+            (
+                StreamConfig::new(ms(9)).capacity(64),
+                StreamConfig::new(ms(90)).capacity(8),
+                StreamConfig::new(ms(36)).capacity(16),
+            ),
+            clock,
         )
-        .expect("valid stream");
-    let lidar_rx = aligner
-        .channel(
-            "lidar",
-            stamped(lidar, ms(100)),
-            StreamConfig::new(ms(90)).capacity(8),
-            4,
-        )
-        .expect("valid stream");
-    let camera_rx = aligner
-        .channel(
-            "camera",
-            stamped(camera, ms(40)),
-            StreamConfig::new(ms(36)).capacity(16),
-            8,
-        )
-        .expect("valid stream");
-    let driver = aligner.build();
-    let mut status = driver.status_watch();
-    let driver = tokio::spawn(driver);
+        .expect("valid streams");
 
+    let (imu_tx, imu_rx) = mpsc::channel(32);
+    let (lidar_tx, lidar_rx) = mpsc::channel(4);
+    let (camera_tx, camera_rx) = mpsc::channel(8);
     let consumers = [
         consumer(
             "imu",
@@ -200,24 +193,47 @@ async fn main() {
     ];
 
     // The status is observable while running.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let mid = status.borrow_and_update().clone();
-    println!(
-        "after 1 s: latency {:?}, released {:?}",
-        mid.aligner.latency,
-        mid.aligner
-            .streams
-            .iter()
-            .map(|s| s.counters.released)
-            .collect::<Vec<_>>()
-    );
+    let mut status = aligned.status_watch();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let mid = status.borrow_and_update().clone();
+        println!(
+            "after 1 s: latency {:?}, released {:?}",
+            mid.aligner.latency,
+            mid.aligner
+                .streams
+                .iter()
+                .map(|s| s.counters.released)
+                .collect::<Vec<_>>()
+        );
+    });
 
-    let final_status = driver.await.expect("driver task").expect("consumers alive");
-    let mut all_in_order = true;
-    for c in consumers {
-        let (_, in_order, _) = c.await.expect("consumer task");
-        all_in_order &= in_order;
+    // Dispatch, in the aligner's (global timestamp) order, into the typed
+    // channels; a full channel slows the aligner down (backpressure).
+    let mut seq = 0u64;
+    while let Some(sample) = aligned.next().await {
+        let sent = match sample {
+            OneOf3::A(imu) => imu_tx.send((seq, imu)).await.is_ok(),
+            OneOf3::B(scan) => lidar_tx.send((seq, scan)).await.is_ok(),
+            OneOf3::C(frame) => camera_tx.send((seq, frame)).await.is_ok(),
+        };
+        assert!(sent, "consumers run to the end");
+        seq += 1;
     }
+    drop((imu_tx, lidar_tx, camera_tx));
+
+    let mut merged = Vec::new();
+    let mut each_in_order = true;
+    for c in consumers {
+        let record = c.await.expect("consumer task");
+        each_in_order &= record.windows(2).all(|w| w[0].0 <= w[1].0);
+        merged.extend(record);
+    }
+    merged.sort_by_key(|&(_, seq)| seq);
+    let complete = merged.iter().map(|&(_, s)| s).eq(0..seq);
+    let global_order = merged.windows(2).all(|w| w[0].0 <= w[1].0);
+
+    let final_status = aligned.status();
     println!(
         "final status: {}",
         serde_json::to_string_pretty(&final_status).expect("status is serde")
@@ -231,9 +247,11 @@ async fn main() {
         })
         .sum();
     println!(
-        "every consumer saw its samples in timestamp order: {all_in_order}; the aligner released \
-         all {released} samples of the three sensors in one global timestamp order \
-         ({dropped} dropped)"
+        "every consumer saw its samples in timestamp order: {each_in_order}; merged by their \
+         position in the aligner's output, the {} samples of the three consumers are in one \
+         global timestamp order: {global_order} (all {released} released samples delivered: \
+         {complete}; {dropped} dropped)",
+        merged.len()
     );
-    assert!(all_in_order && dropped == 0);
+    assert!(each_in_order && global_order && complete && dropped == 0);
 }

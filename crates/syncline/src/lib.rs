@@ -28,6 +28,7 @@ pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
 
 /// The names most programs need, in one `use syncline::prelude::*;`.
 pub mod prelude {
+    pub use crate::aligner::AlignedExt;
     pub use crate::clock::{Clock, SimClock, SystemClock, TokioClock};
     pub use crate::timestamped::SensorStreamExt;
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};

@@ -136,30 +136,44 @@ pub struct Release<T> {
 }
 
 /// What a stream contributes to the release decision, kept up to date on
-/// every change so that the decision scans a small, dense array.
+/// every change so that the decision scans a small, dense array with one
+/// unsigned comparison and one minimum per stream.
 #[derive(Debug, Clone, Copy)]
 struct Key {
-    /// The queued head's stamp (`Data`) or the expected time (`Blocker`).
-    time: Timestamp,
-    priority: i64,
-    kind: KeyKind,
+    /// A stream with queued samples: its head's `(stamp, priority)` as one
+    /// unsigned order ([`order`]); otherwise [`NO_HEAD`]. (A head at
+    /// `(Timestamp::MAX, i64::MAX)` also reads `NO_HEAD`: the scan then
+    /// finds it through `Aligner::queued`.)
+    head: u128,
+    /// An active, empty stream: its expected time; otherwise
+    /// `Timestamp::MAX`, which holds nothing back (blocking needs a
+    /// strictly earlier time).
+    block: Timestamp,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum KeyKind {
-    /// Has queued samples.
-    Data,
-    /// Active and empty: may hold the others back.
-    Blocker,
-    /// Empty and not waited for, or a free slot.
-    Idle,
-}
+const NO_HEAD: u128 = u128::MAX;
 
 const IDLE: Key = Key {
-    time: Timestamp::EPOCH,
-    priority: 0,
-    kind: KeyKind::Idle,
+    head: NO_HEAD,
+    block: Timestamp::MAX,
 };
+
+const SIGN: u64 = 1 << 63;
+
+/// `(stamp, priority)` as an unsigned number with the same order
+/// (lexicographic, both signed).
+#[inline]
+fn order(stamp: Timestamp, priority: i64) -> u128 {
+    let hi = (stamp.as_nanos() as u64) ^ SIGN;
+    let lo = (priority as u64) ^ SIGN;
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+/// The stamp part of an [`order`].
+#[inline]
+fn order_stamp(head: u128) -> Timestamp {
+    Timestamp::from_nanos(((head >> 64) as u64 ^ SIGN) as i64)
+}
 
 #[derive(Debug, Clone)]
 struct Slot<T> {
@@ -191,14 +205,8 @@ pub struct Aligner<T> {
     wall_now: Option<Timestamp>,
     dropped_removed: u64,
     rejected_unknown: u64,
-}
-
-/// The result of one scan over the streams.
-struct Scan {
-    /// Slot of the earliest queued head, and its stamp.
-    head: Option<(usize, Timestamp)>,
-    /// Earliest expected time of an active empty stream.
-    blocker: Option<Timestamp>,
+    /// Samples queued over all streams.
+    queued: usize,
 }
 
 impl<T> Aligner<T> {
@@ -213,6 +221,7 @@ impl<T> Aligner<T> {
             wall_now: None,
             dropped_removed: 0,
             rejected_unknown: 0,
+            queued: 0,
         }
     }
 
@@ -276,6 +285,7 @@ impl<T> Aligner<T> {
             .and_then(|s| s.stream.take())
             .ok_or(AlignerError::UnknownStream(id))?;
         self.refresh(id.slot());
+        self.queued = self.queued.saturating_sub(stream.queue.len());
         self.dropped_removed = self
             .dropped_removed
             .saturating_add(stream.queue.len() as u64);
@@ -372,6 +382,7 @@ impl<T> Aligner<T> {
 
     /// Pushes a sample without an arrival time (replay: only the
     /// sample-time rule applies to it).
+    #[inline]
     pub fn push(&mut self, id: StreamId, stamp: Timestamp, value: T) -> Push<T> {
         self.push_inner(id, stamp, value, None)
     }
@@ -399,59 +410,26 @@ impl<T> Aligner<T> {
         value: T,
         arrival: Option<Timestamp>,
     ) -> Push<T> {
-        let out = self.push_unrefreshed(id, stamp, value, arrival);
-        self.refresh(id.slot());
-        out
-    }
-
-    /// Recomputes `keys[slot]` from `slots[slot]`.
-    #[inline]
-    fn refresh(&mut self, slot: usize) {
-        let key = match self.slots.get(slot).and_then(|s| s.stream.as_ref()) {
-            None => IDLE,
-            Some(s) => match s.queue.front() {
-                Some(front) => Key {
-                    time: front.stamp,
-                    priority: s.config.priority,
-                    kind: KeyKind::Data,
-                },
-                None if s.state == StreamState::Active => Key {
-                    time: s.expected(),
-                    priority: s.config.priority,
-                    kind: KeyKind::Blocker,
-                },
-                None => IDLE,
-            },
-        };
-        if let Some(k) = self.keys.get_mut(slot) {
-            *k = key;
-        }
-    }
-
-    #[inline]
-    fn push_unrefreshed(
-        &mut self,
-        id: StreamId,
-        stamp: Timestamp,
-        value: T,
-        arrival: Option<Timestamp>,
-    ) -> Push<T> {
         let current = self.current;
-        let Some(stream) = self
-            .slots
-            .get_mut(id.slot())
-            .filter(|s| s.generation == id.generation)
-            .and_then(|s| s.stream.as_mut())
-        else {
+        let slot = id.slot();
+        let (Some(stream), Some(key)) = (
+            self.slots
+                .get_mut(slot)
+                .filter(|s| s.generation == id.generation)
+                .and_then(|s| s.stream.as_mut()),
+            self.keys.get_mut(slot),
+        ) else {
             self.rejected_unknown = self.rejected_unknown.saturating_add(1);
             return Push::Dropped(DropReason::UnknownStream, Stamped::new(stamp, value));
         };
+        if stream.state == StreamState::Disabled {
+            // Re-enabled: an empty stream may hold the others back again.
+            stream.state = StreamState::Active;
+            *key = key_of(stream);
+        }
         let c = &mut stream.counters;
         c.received = c.received.saturating_add(1);
         stream.last_sample_time = Some(stamp);
-        if stream.state == StreamState::Disabled {
-            stream.state = StreamState::Active;
-        }
         if current.is_some_and(|cur| stamp < cur) {
             c.dropped_late = c.dropped_late.saturating_add(1);
             return Push::Dropped(DropReason::Late, Stamped::new(stamp, value));
@@ -476,45 +454,75 @@ impl<T> Aligner<T> {
         } else {
             None
         };
+        let was_empty = stream.queue.is_empty();
         stream.queue.push_back(Entry {
             stamp,
             arrival,
             value,
         });
+        // The key follows the queue's head: it changes only when the head
+        // does (the queue was empty, or its head was evicted).
         match evicted {
             Some(e) => {
-                c.dropped_overflow = c.dropped_overflow.saturating_add(1);
+                *key = key_of(stream);
+                stream.counters.dropped_overflow =
+                    stream.counters.dropped_overflow.saturating_add(1);
                 Push::Evicted(Stamped::new(e.stamp, e.value))
             }
-            None => Push::Queued,
+            None => {
+                self.queued += 1;
+                if was_empty {
+                    *key = Key {
+                        head: order(stamp, stream.config.priority),
+                        block: Timestamp::MAX,
+                    };
+                }
+                Push::Queued
+            }
         }
     }
 
-    /// One pass over the stream keys: the earliest head (ties: lower
-    /// priority, then lower slot) and the earliest blocking expectation.
+    /// Recomputes `keys[slot]` from `slots[slot]`.
+    fn refresh(&mut self, slot: usize) {
+        let key = self
+            .slots
+            .get(slot)
+            .and_then(|s| s.stream.as_ref())
+            .map_or(IDLE, key_of);
+        if let Some(k) = self.keys.get_mut(slot) {
+            *k = key;
+        }
+    }
+
+    /// One pass over the stream keys: the slot of the earliest head
+    /// (ties: lower priority, then lower slot) with its stamp, and the
+    /// earliest blocking expectation (`Timestamp::MAX`: none).
     #[inline]
-    fn scan(&self) -> Scan {
-        let mut head: Option<(usize, Timestamp, i64)> = None;
+    fn scan(&self) -> (Option<(usize, Timestamp)>, Timestamp) {
+        let mut best = NO_HEAD;
+        let mut slot = usize::MAX;
         let mut blocker = Timestamp::MAX;
-        let mut any_blocker = false;
         for (i, k) in self.keys.iter().enumerate() {
-            match k.kind {
-                KeyKind::Data => {
-                    if head.is_none_or(|(_, t, p)| (k.time, k.priority) < (t, p)) {
-                        head = Some((i, k.time, k.priority));
-                    }
-                }
-                KeyKind::Blocker => {
-                    any_blocker = true;
-                    blocker = blocker.min(k.time);
-                }
-                KeyKind::Idle => {}
+            if k.head < best {
+                best = k.head;
+                slot = i;
             }
+            blocker = blocker.min(k.block);
         }
-        Scan {
-            head: head.map(|(i, t, _)| (i, t)),
-            blocker: any_blocker.then_some(blocker),
+        if slot != usize::MAX {
+            return (Some((slot, order_stamp(best))), blocker);
         }
+        // Nothing below `NO_HEAD`: nothing queued, or only heads at
+        // `(Timestamp::MAX, i64::MAX)` (the first such slot goes first).
+        let head = (self.queued > 0)
+            .then(|| {
+                self.slots
+                    .iter()
+                    .position(|s| s.stream.as_ref().is_some_and(|s| !s.queue.is_empty()))
+            })
+            .flatten()
+            .map(|i| (i, Timestamp::MAX));
+        (head, blocker)
     }
 
     /// The earliest arrival among queued samples that carry one (each
@@ -527,6 +535,7 @@ impl<T> Aligner<T> {
     }
 
     /// Whether some queued sample reached its live-mode bound.
+    #[cold]
     fn overdue(&self) -> bool {
         let Some(now) = self.wall_now else {
             return false;
@@ -538,21 +547,26 @@ impl<T> Aligner<T> {
     /// Releases the next sample in timestamp order, if the rules allow it
     /// now. Call it until it returns `None` after every push, every
     /// `handle_timeout` and after `finish`.
+    #[inline]
     pub fn poll_release(&mut self) -> Option<Release<T>> {
-        let scan = self.scan();
-        let (slot, stamp) = scan.head?;
-        let blocked = scan.blocker.is_some_and(|b| b < stamp);
+        let (head, blocker) = self.scan();
+        let (slot, stamp) = head?;
+        let blocked = blocker < stamp;
         if blocked && !self.sample_timeout_reached(stamp) && !self.overdue() {
             return None;
         }
-        let slot_ref = self.slots.get_mut(slot)?;
+        let (Some(slot_ref), Some(key)) = (self.slots.get_mut(slot), self.keys.get_mut(slot))
+        else {
+            return None;
+        };
         let generation = slot_ref.generation;
         let stream = slot_ref.stream.as_mut()?;
         let entry = stream.queue.pop_front()?;
         let c = &mut stream.counters;
         c.released = c.released.saturating_add(1);
         self.current = Some(entry.stamp);
-        self.refresh(slot);
+        *key = key_of(stream);
+        self.queued = self.queued.saturating_sub(1);
         Some(Release {
             stream: StreamId {
                 slot: slot as u32,
@@ -610,11 +624,7 @@ impl<T> Aligner<T> {
 
     /// Samples queued over all streams.
     pub fn queued(&self) -> usize {
-        self.slots
-            .iter()
-            .filter_map(|s| s.stream.as_ref())
-            .map(|s| s.queue.len())
-            .sum()
+        self.queued
     }
 
     /// A snapshot of the counters (a serde value).
@@ -650,6 +660,22 @@ impl<T> Aligner<T> {
             rejected_unknown: self.rejected_unknown,
             streams,
         }
+    }
+}
+
+/// What `stream` contributes to the release decision now.
+#[inline]
+fn key_of<T>(s: &Stream<T>) -> Key {
+    match s.queue.front() {
+        Some(front) => Key {
+            head: order(front.stamp, s.config.priority),
+            block: Timestamp::MAX,
+        },
+        None if s.state == StreamState::Active => Key {
+            head: NO_HEAD,
+            block: s.expected(),
+        },
+        None => IDLE,
     }
 }
 

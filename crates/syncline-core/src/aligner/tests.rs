@@ -537,6 +537,7 @@ proptest! {
         let st = a.status();
         let queued = outcome.iter().filter(|o| o.is_none()).count();
         prop_assert_eq!(queued, a.queued());
+        prop_assert_eq!(st.streams.iter().map(|s| s.queued).sum::<usize>(), a.queued());
         let count = |what: &str| outcome.iter().filter(|o| **o == Some(what)).count() as u64;
         prop_assert_eq!(st.dropped_removed, count("removed"));
         prop_assert_eq!(st.rejected_unknown, count("unknown_stream"));
@@ -553,4 +554,32 @@ proptest! {
         prop_assert!(outcome.iter().all(|o| o.is_some()));
         prop_assert_eq!(a.queued(), 0);
     }
+}
+
+/// The scan's packed order saturates at `(Timestamp::MAX, i64::MAX)`: such
+/// heads are still found, in slot order, after every earlier one.
+#[test]
+fn heads_at_the_top_of_the_order_are_released_in_slot_order() {
+    let mut a = Aligner::new(AlignerConfig {
+        timeout: TimeDelta::ZERO,
+    });
+    let top = |a: &mut Aligner<u8>| {
+        a.add_stream(StreamConfig::new(TimeDelta::ZERO).priority(i64::MAX))
+            .unwrap()
+    };
+    let (s0, s1) = (top(&mut a), top(&mut a));
+    let s2 = a
+        .add_stream(StreamConfig::new(TimeDelta::ZERO).priority(i64::MIN))
+        .unwrap();
+    assert_eq!(a.push(s1, Timestamp::MAX, 1), Push::Queued);
+    assert_eq!(a.push(s0, Timestamp::MAX, 0), Push::Queued);
+    assert_eq!(a.push(s2, Timestamp::MAX, 2), Push::Queued);
+    assert_eq!(a.queued(), 3);
+    a.finish();
+    let out: Vec<_> = std::iter::from_fn(|| a.poll_release())
+        .map(|r| (r.stream, r.sample.value))
+        .collect();
+    assert_eq!(out, [(s2, 2), (s0, 0), (s1, 1)]);
+    assert_eq!(a.queued(), 0);
+    assert!(a.poll_release().is_none());
 }

@@ -11,6 +11,10 @@
 //! * [`AlignerBuilder`] → [`Aligned`]: a `Stream` of your own enum over the
 //!   inputs' types (each input is registered with the enum variant that
 //!   wraps it).
+//! * [`AlignedExt::aligned`] on a tuple of 2 to 8 inputs, `(imu, lidar,
+//!   camera).aligned(config, (imu_cfg, lidar_cfg, camera_cfg))`: the same
+//!   [`Aligned`] stream, of a library enum ([`OneOf3`] here, variants `A`,
+//!   `B`, `C` in tuple order); [`AlignedExt::aligned_live`] takes a clock.
 //! * [`FanOutBuilder`] → [`FanOut`]: a future that delivers each input's
 //!   samples into its own bounded, typed tokio `mpsc` channel, to be consumed
 //!   by tasks spawned on the runtime. A slow consumer slows the aligner
@@ -58,6 +62,7 @@ mod engine;
 mod lane;
 #[cfg(test)]
 mod tests;
+mod tuple;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -78,6 +83,10 @@ use crate::clock::Clock;
 pub use control::{AlignerControl, ControlError};
 use engine::Engine;
 use lane::{Channel, Lane, QueueLane, Wrap};
+pub use tuple::{
+    AlignInputs, AlignedExt, OneOf2, OneOf3, OneOf4, OneOf5, OneOf6, OneOf7, OneOf8, aligned,
+    aligned_live,
+};
 
 /// The status of a running [`Aligned`] or [`FanOut`], published on a
 /// `watch` channel (every 1024 events, whenever the driver waits after a
@@ -213,6 +222,11 @@ macro_rules! engine_accessors {
         /// A handle to change the running aligner (timeout, periods, streams).
         pub fn control(&self) -> AlignerControl {
             self.engine.control()
+        }
+
+        /// The handles of the inputs, in registration (tuple) order.
+        pub fn stream_ids(&self) -> &[StreamId] {
+            &self.engine.ids
         }
 
         /// The handle of the input registered as `name` (the first, if several).
