@@ -15,3 +15,9 @@ pub fn shared_dir() -> PathBuf {
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
     }
 }
+
+/// The README's code blocks, compiled and run as doctests so that the
+/// README's example cannot rot.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
