@@ -514,9 +514,8 @@ impl Estimator {
                 self.announced = 0;
             }
         }
-        let period = self.period_f();
         if let Some(p) = self.pending.take() {
-            self.resolve_and_commit(p, q, period);
+            self.resolve_and_commit(p, q);
         }
         let period = self.period_f();
         // A sample queued right behind its predecessor (a burst after a
@@ -758,7 +757,11 @@ impl Estimator {
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
     }
 
-    fn resolve_and_commit(&mut self, mut pd: Pending, q: i64, period: Option<f64>) {
+    /// Numbers the pending sample (resolving an ambiguous gap with the
+    /// arrival `q` of the next one) and commits it to the fit.
+    fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
+        // The period only matters for an ambiguous gap (rare): computed then.
+        let period = pd.alt.and_then(|_| self.period_f());
         if let (Some((nd, nl)), Some(p)) = (pd.alt, period) {
             // After a loss the next sample arrives about a period later, on
             // time for its number; after a stall it queues behind (or comes
