@@ -11,8 +11,9 @@
 //!
 //! Points are only appended between rebuilds; every `rebuild_every` points
 //! (about half the history) the history is trimmed, re-anchored and
-//! both fits are rebuilt in one O(N) pass, so the amortised cost per point is
-//! O(1) and nothing is allocated after construction.
+//! both fits are rebuilt in O(N) (the hull from the old hull's vertices
+//! still in the history plus the points before them), so the amortised cost
+//! per point is O(1) and nothing is allocated after construction.
 
 use std::collections::VecDeque;
 
