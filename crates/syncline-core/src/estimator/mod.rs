@@ -140,7 +140,10 @@ pub struct EstimatorConfig {
     /// `K < u32::MAX` the next sample confirms or corrects the numbering
     /// (and the evidence) the same way, so `K` trades only the immediate
     /// estimate of the first sample after an ambiguous gap: low `K` favours
-    /// streams that lose samples, high `K` streams that stall.
+    /// streams that lose samples, high `K` streams that stall. Before the
+    /// fit has residual statistics (its first 24 samples) there are no odds:
+    /// a gap within a quarter period of whole periods is a loss for every
+    /// `K < u32::MAX`.
     pub loss_threshold: u32,
     /// Known minimum latency between acquisition and arrival, subtracted
     /// from every estimate (its whole periods also place hardware references).
