@@ -18,7 +18,9 @@ pub struct EstimateArgs {
     /// Expected period in ns (> 0), used until the estimator measured its own.
     #[arg(long = "period-ns", allow_hyphen_values = true)]
     period_ns: Option<i64>,
-    /// Loss threshold (0: infer a loss at once; 4294967295: never from arrivals).
+    /// Loss threshold K: a late sample is numbered after a loss at once when
+    /// the odds of a loss against a delay reach 2^(K-2) (0: whenever the gap
+    /// fits a loss; 4294967295: never from arrival times).
     #[arg(long = "loss-threshold", default_value_t = 2)]
     loss_threshold: u32,
     /// Known minimum latency in ns (>= 0), subtracted from every estimate.

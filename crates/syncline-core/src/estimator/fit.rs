@@ -11,8 +11,9 @@
 //!
 //! Points are only appended between rebuilds; every `rebuild_every` points
 //! (about half the history) the history is trimmed, re-anchored and
-//! both fits are rebuilt in one O(N) pass, so the amortised cost per point is
-//! O(1) and nothing is allocated after construction.
+//! both fits are rebuilt in O(N) (the hull from the old hull's vertices
+//! still in the history plus the points before them), so the amortised cost
+//! per point is O(1) and nothing is allocated after construction.
 
 use std::collections::VecDeque;
 
@@ -161,6 +162,10 @@ pub(crate) struct LineFit {
     anchor_q: i64,
     /// Lower hull vertices, relative to the anchor.
     hull: Vec<(i64, i64)>,
+    /// The previous hull during a rebuild (same capacity, no allocation).
+    spare: Vec<(i64, i64)>,
+    /// The number of the newest point in the hull.
+    hulled_n: Option<i64>,
     hull_cnt: i64,
     hull_sx: i64,
     /// The centroid edge's end vertex index and vertices, cached.
@@ -194,6 +199,8 @@ impl LineFit {
             anchor_n: 0,
             anchor_q: 0,
             hull: Vec::with_capacity(cap),
+            spare: Vec::with_capacity(cap),
+            hulled_n: None,
             hull_cnt: 0,
             hull_sx: 0,
             edge: 1,
@@ -302,6 +309,7 @@ impl LineFit {
         // rebuild computes them when the mode switches).
         let include = self.mode == FitMode::LeastSquares && self.ls_includes(&p);
         self.hull_push(x, y);
+        self.hulled_n = Some(p.n);
         if include {
             self.sums.add(x, y, false);
         }
@@ -357,6 +365,11 @@ impl LineFit {
     /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
     fn rebuild_now(&mut self) {
         self.since_rebuild = 0;
+        // The old hull moves to `spare`: its vertices still in the history
+        // are reused below.
+        std::mem::swap(&mut self.hull, &mut self.spare);
+        let (old_n, old_q) = (self.anchor_n, self.anchor_q);
+        let hulled = self.hulled_n.take();
         self.hull.clear();
         self.hull_cnt = 0;
         self.hull_sx = 0;
@@ -378,17 +391,60 @@ impl LineFit {
                 .checked_sub(first.q)
                 .is_some_and(|d| (0..1 << 42).contains(&d));
         let rel = |p: &Point| (p.n.saturating_sub(first.n), p.q.saturating_sub(first.q));
+        let mut cnt = 0i64;
+        let mut sx = 0i64;
         let (a, b) = self.pts.as_slices();
         for p in a.iter().chain(b) {
-            let (x, y) = rel(p);
-            if small {
-                hull_push_small(&mut self.hull, x, y);
-            } else {
-                hull_push_to(&mut self.hull, x, y);
-            }
-            self.hull_cnt += 1;
-            self.hull_sx = self.hull_sx.saturating_add(x);
+            cnt += 1;
+            sx = sx.saturating_add(p.n.saturating_sub(first.n));
         }
+        (self.hull_cnt, self.hull_sx) = (cnt, sx);
+        // The history only lost points at the front since the old hull was
+        // built (plus points after `hulled`, not in it). The old hull's
+        // vertices from the first one still in the history on are the
+        // lower hull of the points from there on, so the new hull is the
+        // chain over the points before that vertex, then those vertices,
+        // then the points after `hulled`: the same vertices as a chain over
+        // every point, in far fewer steps.
+        let reuse = hulled.and_then(|h| {
+            let i = self
+                .spare
+                .iter()
+                .position(|&(x, _)| old_n.saturating_add(x) >= first.n)?;
+            Some((h, i, old_n.saturating_add(self.spare[i].0)))
+        });
+        let push = |hull: &mut Vec<(i64, i64)>, (x, y): (i64, i64)| {
+            if small {
+                hull_push_small(hull, x, y);
+            } else {
+                hull_push_to(hull, x, y);
+            }
+        };
+        match reuse {
+            Some((h, i, v_n)) => {
+                for p in a.iter().chain(b).take_while(|p| p.n < v_n) {
+                    push(&mut self.hull, rel(p));
+                }
+                for &(x, y) in &self.spare[i..] {
+                    let p = Point {
+                        n: old_n.saturating_add(x),
+                        q: old_q.saturating_add(y),
+                        queued: false,
+                    };
+                    push(&mut self.hull, rel(&p));
+                }
+                let after = a.iter().chain(b).rev().take_while(|p| p.n > h).count();
+                for p in self.pts.range(self.pts.len() - after..) {
+                    push(&mut self.hull, rel(p));
+                }
+            }
+            None => {
+                for p in a.iter().chain(b) {
+                    push(&mut self.hull, rel(p));
+                }
+            }
+        }
+        self.hulled_n = Some(last.n);
         self.refresh_lines(false);
         // One pass: residual statistics above the new floor, and the LS sums
         // (inclusion judged with the previous statistics).
@@ -615,6 +671,42 @@ mod tests {
         assert!(!f.push(pt(3, 10), i64::MAX));
         assert!(!f.push(pt(2, 10), i64::MAX));
         assert_eq!(f.len(), 1);
+    }
+
+    /// The lower hull of `pts` by a full monotone chain, relative to the
+    /// first point.
+    fn full_hull(f: &LineFit) -> Vec<(i64, i64)> {
+        let mut h = Vec::new();
+        let first = f.first().unwrap();
+        for p in &f.pts {
+            hull_push_to(&mut h, p.n - first.n, p.q - first.q);
+        }
+        h
+    }
+
+    proptest::proptest! {
+        /// Rebuilds reuse the old hull's vertices: the hull must always be
+        /// the one a chain over every point of the history gives (pushes,
+        /// trims by capacity and span, cuts after changes).
+        #[test]
+        fn hull_is_the_hull_of_the_history(
+            steps in proptest::collection::vec((1i64..4, 0i64..3_000_000, 0u8..40), 1..600),
+            cap in 8usize..200,
+        ) {
+            let mut f = LineFit::new(cap);
+            let (mut n, mut q) = (0i64, 1_000_000_000i64);
+            for (dn, jitter, op) in steps {
+                // op 1: a number jump beyond the anchor's range (re-anchors).
+                n += if op == 1 { 1 << 41 } else { dn };
+                q += dn * 10_000_000 + jitter - 1_000_000;
+                q = q.max(f.last().map_or(q, |l| l.q));
+                f.push(pt(n, q), 500_000_000);
+                if op == 0 {
+                    f.keep_last(f.len() / 2 + 1);
+                }
+                proptest::prop_assert_eq!(&f.hull, &full_hull(&f));
+            }
+        }
     }
 
     #[test]

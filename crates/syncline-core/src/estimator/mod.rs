@@ -77,6 +77,16 @@ const PRIOR_DELAY: f64 = 5.0;
 /// Evidence is halved when it exceeds this, so it follows changes.
 const EVIDENCE_CAP: f64 = 64.0;
 
+/// The odds of a loss against a delay that loss threshold `k` asks for
+/// before a late sample is numbered after a loss: `2^(k − 2)` (1 at the
+/// default 2; 0 for `k = 0`, infinite from `k = 1026` on).
+fn loss_odds(k: u32) -> f64 {
+    match k {
+        0 => 0.0,
+        k => f64::from(2u32).powi(i32::try_from(k.min(1100)).unwrap_or(1100) - 2),
+    }
+}
+
 /// Errors of the estimator: bad configuration, or an input it rejects
 /// (the rejection is also counted in the status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -116,11 +126,24 @@ pub struct EstimatorConfig {
     pub window: TimeDelta,
     /// Expected period, used until the estimator has measured its own.
     pub period: Option<TimeDelta>,
-    /// Loss inference from arrival times alone: `0` declares a loss as soon
-    /// as a gap fits one; `u32::MAX` never infers losses from arrivals (only
-    /// from counters and announcements); any other value (default 2) weighs
-    /// each ambiguous gap with the evidence of earlier, resolved gaps (loss
-    /// or delay), each confirmed by the following sample.
+    /// Loss threshold `K`: how much evidence a late sample needs before it
+    /// is numbered as the first after a loss (rather than a delayed
+    /// sample) *at once*, in its zero-latency estimate. A gap that fits a
+    /// whole number of lost periods is a loss when the odds of a loss
+    /// against a delay reach `2^(K − 2)`: the odds are the likelihood ratio
+    /// of the sample's residual (jitter-like after a loss, spread over many
+    /// periods after a stall) times the ratio of earlier gaps confirmed as
+    /// losses and as delays. So `0` declares a loss whenever the gap fits
+    /// one, `1` at odds of ½, the default `2` at even odds, each step up
+    /// doubles the evidence needed, and `u32::MAX` never infers losses from
+    /// arrival times (only from counters and announcements). For any
+    /// `K < u32::MAX` the next sample confirms or corrects the numbering
+    /// (and the evidence) the same way, so `K` trades only the immediate
+    /// estimate of the first sample after an ambiguous gap: low `K` favours
+    /// streams that lose samples, high `K` streams that stall. Before the
+    /// fit has residual statistics (its first 24 samples) there are no odds:
+    /// a gap within a quarter period of whole periods is a loss for every
+    /// `K < u32::MAX`.
     pub loss_threshold: u32,
     /// Known minimum latency between acquisition and arrival, subtracted
     /// from every estimate (its whole periods also place hardware references).
@@ -494,9 +517,8 @@ impl Estimator {
                 self.announced = 0;
             }
         }
-        let period = self.period_f();
         if let Some(p) = self.pending.take() {
-            self.resolve_and_commit(p, q, period);
+            self.resolve_and_commit(p, q);
         }
         let period = self.period_f();
         // A sample queued right behind its predecessor (a burst after a
@@ -652,15 +674,12 @@ impl Estimator {
         let loss = match self.cfg.loss_threshold {
             0 => true,
             u32::MAX => return (base, 0, None),
-            _ => {
-                let mu = if self.fit.stats_valid() {
-                    self.fit.mean_r.max(p * 1e-4)
-                } else {
-                    p / 10.0
-                };
+            k => {
+                let mu = self.fit.mean_r.max(p * 1e-4);
                 let g = (-r_m.max(0.0) / mu).exp() / mu;
                 let h = 1.0 / (STALL_SPREAD * p);
-                (self.ev_loss + PRIOR_LOSS) * g >= (self.ev_stall + PRIOR_DELAY) * h
+                // Odds of a loss against a delay, at least 2^(K − 2).
+                (self.ev_loss + PRIOR_LOSS) * g >= (self.ev_stall + PRIOR_DELAY) * h * loss_odds(k)
             }
         };
         let alt = Some((base, base.saturating_add(m_max)));
@@ -741,7 +760,11 @@ impl Estimator {
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
     }
 
-    fn resolve_and_commit(&mut self, mut pd: Pending, q: i64, period: Option<f64>) {
+    /// Numbers the pending sample (resolving an ambiguous gap with the
+    /// arrival `q` of the next one) and commits it to the fit.
+    fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
+        // The period only matters for an ambiguous gap (rare): computed then.
+        let period = pd.alt.and_then(|_| self.period_f());
         if let (Some((nd, nl)), Some(p)) = (pd.alt, period) {
             // After a loss the next sample arrives about a period later, on
             // time for its number; after a stall it queues behind (or comes
