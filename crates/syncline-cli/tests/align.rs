@@ -1,36 +1,17 @@
 //! `syncline align` as a process: flags, bad rows, the live wall-clock
 //! bound, end of input and the status line.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-use serde_json::Value;
+use std::process::Output;
+
+use common::{json_lines as lines, stderr};
 
 /// Runs `syncline align ARGS -` with `csv` on standard input.
 fn align(args: &[&str], csv: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_syncline"))
-        .arg("align")
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn syncline");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(csv.as_bytes())
-        .ok(); // the process may exit (bad flag) before reading its input
-    child.wait_with_output().expect("wait")
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect()
+    let mut all = args.to_vec();
+    all.push("-");
+    common::syncline("align", &all, csv)
 }
 
 /// `(id, event)` of every output line.
@@ -44,10 +25,6 @@ fn events(out: &Output) -> Vec<(u64, String)> {
             )
         })
         .collect()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 const TWO: [&str; 4] = ["--stream", "imu=10", "--stream", "gps=100"];

@@ -1,27 +1,18 @@
 //! Integration tests of `syncline sync`: runs the binary on small inputs.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 /// Runs `syncline sync ARGS -` with `input` on standard input; returns
 /// (exit status, stdout, stderr).
 fn sync(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_syncline"))
-        .arg("sync")
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The binary may exit (bad flag) before reading: ignore a broken pipe.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    let out = child.wait_with_output().unwrap();
+    let mut all = args.to_vec();
+    all.push("-");
+    let out = common::syncline("sync", &all, input);
+    let stderr = common::stderr(&out);
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
+        String::from_utf8(out.stdout).expect("UTF-8 output"),
+        stderr,
     )
 }
 

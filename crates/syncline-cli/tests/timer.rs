@@ -1,23 +1,16 @@
 //! `syncline timer` end to end: output structure, grid alignment, and the
 //! never-early property (no lateness thresholds: the machine may be busy).
 
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
-fn syncline(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_syncline"))
-        .args(args)
-        .output()
-        .expect("the syncline binary runs")
-}
+use common::json_lines as lines;
 
-fn lines(out: &std::process::Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// Runs `syncline ARGS` (the first argument is the subcommand).
+fn syncline(args: &[&str]) -> std::process::Output {
+    let (subcommand, rest) = args.split_first().expect("a subcommand");
+    common::syncline(subcommand, rest, "")
 }
 
 fn check_run(extra: &[&str]) -> Value {
