@@ -4,7 +4,7 @@
 //! Nothing in this crate reads a clock, sleeps, spawns or does I/O. Every
 //! instant comes in as a [`Timestamp`] argument, every output is polled, and
 //! the next instant at which a core wants to be woken is asked for. The async
-//! shell (crate `syncline`) drives these cores on tokio; the `syncline` CLI
+//! shell (crate `syncline`) drives these cores asynchronously; the `syncline` CLI
 //! drives the very same cores on recordings, so both give the same outputs on
 //! the same inputs.
 //!
