@@ -160,9 +160,11 @@ fn run_once() -> Run {
             AlignerConfig {
                 timeout: TimeDelta::from_millis(100),
             },
+            // Lookaheads the estimated stamps keep (half the periods): a
+            // stream's next stamp is never earlier than its last plus these.
             (
-                StreamConfig::new(TimeDelta::from_millis(10)),
-                StreamConfig::new(TimeDelta::from_millis(100)),
+                StreamConfig::new(TimeDelta::from_millis(5)),
+                StreamConfig::new(TimeDelta::from_millis(50)),
             ),
             clock.clone(),
         )
@@ -246,7 +248,7 @@ fn the_same_simulated_sensor_pipeline_gives_the_same_outputs() {
     let imu: Vec<_> = out.iter().filter(|r| r.0 == 0).collect();
     let gnss: Vec<_> = out.iter().filter(|r| r.0 == 1).collect();
     assert!((195..=200).contains(&imu.len()), "{}", imu.len());
-    assert!((10..=20).contains(&gnss.len()), "{}", gnss.len());
+    assert!((15..=20).contains(&gnss.len()), "{}", gnss.len());
     // Each stream in order (every IMU sample once; GNSS samples the aligner
     // found late are dropped and counted, below), the whole output in
     // global stamp order.
