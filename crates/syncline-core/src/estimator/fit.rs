@@ -462,7 +462,7 @@ impl LineFit {
             f.n0.saturating_sub(first.n) as f64,
             f.q0.saturating_sub(first.q) as f64,
         );
-        let (mut k, mut sum, mut ss) = (0usize, 0.0f64, 0.0f64);
+        let (mut k, mut near, mut sum, mut ss) = (0usize, 0usize, 0.0f64, 0.0f64);
         let residual = |p: &Point| {
             let (x, y) = rel(p);
             (x, y, (y as f64 - fy) - f.slope * (x as f64 - fx))
@@ -474,7 +474,17 @@ impl LineFit {
                 k += 1;
                 sum += r;
                 ss += r * r;
+                near += usize::from(r < 0.5 * half);
             }
+        }
+        // A floor that only a minority of the points lie near (within a
+        // quarter period) does not describe the history: it mixes two
+        // numberings, e.g. losses missed at the start, whose points lie a
+        // period or more below the rest and tilt the floor (a bridge from
+        // them to the newest points) and the least-squares line for as long
+        // as they stay in the history.
+        if self.pts.len() >= 3 * MIN_STATS_POINTS && near < self.pts.len() / 3 {
+            self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
@@ -494,11 +504,6 @@ impl LineFit {
     fn set_stats(&mut self, k: usize, sum: f64, ss: f64) {
         if k < MIN_STATS_POINTS {
             self.stats_valid = false;
-            if self.pts.len() >= 3 * MIN_STATS_POINTS && k < self.pts.len() / 3 {
-                // The floor describes a minority of the points: the history
-                // mixes two numberings (e.g. losses missed at the start).
-                self.inconsistent = true;
-            }
             return;
         }
         let kf = k as f64;
