@@ -45,6 +45,11 @@ class Numbering:
         self.k = None
         self.m = period / 8.0  # running mean of the delay above the line
         self.last_q = None
+        # losses seen (confirmed by a second late sample, or declared on the
+        # grid and borne out by the next sample) against declared losses the
+        # next sample took back (refuted: a stall); a loss is declared on the
+        # grid at once only while losses outnumber refutations
+        self.held, self.refuted, self.declared = 0, 0, False
         self.late = None  # how late the previous arrival was, if taken for a delay
 
     def next(self, u, q, index=None):
@@ -58,7 +63,7 @@ class Numbering:
             self.k = 0
             return 0, False
         nxt = self.k + 1
-        back = False
+        back = declared = False
         if u is not None:
             x = u - nxt
             if x < -0.5:
@@ -67,11 +72,21 @@ class Numbering:
             elif x >= 0.95 and not burst:
                 n = max(1, round(x))
                 on_grid = n - 0.05 <= x <= n + min(0.45, 0.05 + 3.0 * self.m / self.T)
-                # one lost sample: on the grid, one period late; any number when
-                # the previous arrival was as late (confirmed: not a stall)
+                # one or two lost samples: on the grid, whole periods late, in
+                # a stream that loses samples; any number when the previous
+                # arrival was as late (confirmed: not a stall)
                 confirmed = self.late is not None and abs(x - self.late) < 0.3
-                if (on_grid and n == 1) or confirmed:
+                if on_grid and n <= 2 and self.held > self.refuted:
                     nxt += n
+                    declared = True
+                elif confirmed:
+                    nxt += n
+                    self.held += 1
+            if self.declared:
+                # was the loss declared on the previous sample borne out?
+                self.refuted += back
+                self.held += not back
+            self.declared = declared
             self.late = x if x >= 0.95 and not burst and nxt == self.k + 1 else None
             r = (u - nxt) * self.T
             self.m += (min(max(r, 0.0), self.T) - self.m) / 64.0
