@@ -15,7 +15,8 @@ with a drift bound), all scored with the shared score.py.
 
 Prints one line per (kind, seed), then the pass count per kind; exits 1 if any
 draw misses. Draws are those of scripts/gen_estimator_scenarios.py (same seed,
-same files).
+same files). `--public` instead runs the two causal references on the 13
+public files and prints them next to the README's best causal column.
 """
 import argparse
 import importlib.util
@@ -47,6 +48,30 @@ def load_score(path):
     return mod
 
 
+def public(shared, sc):
+    """The causal references on the 13 public files (validation), in us."""
+    import re
+    d = os.path.join(shared, "data/estimator")
+    readme = open(os.path.join(d, "README.md")).read()
+    best = {m.group(1): float(m.group(2))
+            for m in re.finditer(r"^\| (S\w+) \| [\d.]+ \| ([\d.]+) \| [\d.]+ \|$", readme, re.M)}
+    print("| scenario | hull RMS / max | Olson RMS / max | best (ours) | README best causal |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in gen.KINDS:
+            csvp = os.path.join(d, kind + ".csv")
+            samples = sc.load_scenario(csvp)
+            ids = {r[0] for r in samples}
+            r = {}
+            for m in ("hull", "olson"):
+                p = os.path.join(tmp, m + ".jsonl")
+                causal_reference.run(m, csvp, os.path.join(d, kind + ".json"), p)
+                r[m] = sc.score(samples, sc.load_estimates(p, ids))
+            print(f"| {kind} | " + " | ".join(f"{r[m]['rms_ns'] / 1e3:.1f} / {r[m]['max_ns'] / 1e3:.0f}" for m in r)
+                  + f" | {min(x['rms_ns'] for x in r.values()) / 1e3:.1f} | {best.get(kind, float('nan'))} |", flush=True)
+    return 0
+
+
 def main():
     root = os.path.dirname(HERE)
     shared = os.environ.get("SYNCLINE_SHARED", os.path.join(os.path.dirname(root), "shared"))
@@ -57,8 +82,12 @@ def main():
     ap.add_argument("--shared", default=shared)
     ap.add_argument("--keep", default=None, help="write the draws and outputs here (default: a temp dir)")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--public", action="store_true",
+                    help="instead: the two causal references on the public files, against the README's best causal RMS")
     a = ap.parse_args()
     sc = load_score(os.path.join(a.shared, "data/estimator/score.py"))
+    if a.public:
+        return public(a.shared, sc)
     kinds = a.kinds.split(",") if a.kinds else gen.KINDS
     for k in kinds:
         if k not in gen.KINDS:
