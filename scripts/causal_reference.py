@@ -32,13 +32,14 @@ def lower_hull(pts):
 
 
 class Numbering:
-    """Sample numbers from arrivals: the next number unless the arrival lies
-    one period late on the current line, just at or above its grid point
-    (within a tolerance that follows the observed delays) and not in a burst,
-    which is one loss (longer gaps are taken for delays: stalls are more
-    common than multiple losses); a sample arriving
-    more than half a period before the line means earlier numbers overshot
-    (a stall taken for a loss): numbering steps back to the line."""
+    """Sample numbers from arrivals and the expected period: the next number,
+    unless the arrival lies one or two whole periods late on the current line,
+    at or just above the grid point (tolerance from the observed delays), not
+    in a burst, in a stream whose declared losses have held up more often
+    than not (so stalls are not taken for losses where there are none); or
+    unless the previous arrival was as late (a loss confirmed by two samples).
+    An arrival more than half a period before the line means the numbers
+    overshot (a stall taken for a loss): numbering steps back to the line."""
 
     def __init__(self, period):
         self.T = period
@@ -124,7 +125,7 @@ class Hull:
             del self.pts[:i]
         h = lower_hull([(p[0], p[1]) for p in self.pts])
         if len(h) < 2:
-            self.line = (h[0][1] - 0.0 * h[0][0], 0.0)
+            self.line = (h[0][1], 0.0)
         else:
             xbar = sum(p[0] for p in self.pts) / len(self.pts)
             j = next((j for j in range(1, len(h)) if h[j][0] >= xbar), len(h) - 1)
