@@ -7,8 +7,10 @@ estimator against draws it was never developed on.
 
 Writes NAME.csv (event,time_ns,index,true_ns) + NAME.json (window_ns,
 period_ns, loss_threshold) per kind, with the public file names, so
-`scripts/estimator_accuracy.py --dir OUTDIR` scores them against the public
-set's targets of the same kind.
+`scripts/estimator_accuracy.py --dir OUTDIR --targets OUTDIR/targets.json` scores them
+against the draw's own targets (targets.json: Rock's figures from the reference model
+rock_estimator.py, the best causal RMS from causal_reference.py, both run on
+the draw; scripts/estimator_draws.py does all of this for many seeds).
 """
 import argparse
 import json
@@ -132,6 +134,56 @@ KINDS = ["S1_gauss_jitter", "S2_exp_jitter", "S3_heavy_tail_stalls", "S4_random_
          "S12_cold_start_wrong_period"]
 
 
+def write_draws(outdir, seed, kinds, shared):
+    """Writes NAME.csv + NAME.json for each wanted kind of draw `seed`."""
+    os.makedirs(outdir, exist_ok=True)
+    for i, kind in enumerate(KINDS):
+        if kind not in kinds:
+            continue
+        rng = random.Random(seed * 1000 + i)
+        rows, period = scenario(kind, rng, shared)
+        with open(os.path.join(outdir, kind + ".csv"), "w") as f:
+            f.write("event,time_ns,index,true_ns\n")
+            for e, t, ix, tr in rows:
+                f.write(f"{e},{int(t)},{ix},{tr}\n")
+        with open(os.path.join(outdir, kind + ".json"), "w") as f:
+            json.dump({"name": kind, "window_ns": 5_000_000_000, "period_ns": period,
+                       "loss_threshold": 2, "seed": seed}, f)
+
+
+def draw_targets(outdir, kinds, shared):
+    """Per-draw figures of the README's target rule, measured on each draw:
+    Rock RMS and max from the reference model (rock_estimator.py), best
+    causal RMS = the better of the two causal references (causal_reference.py),
+    in microseconds, as scripts/estimator_accuracy.py --targets reads them."""
+    import importlib.util
+    import sys
+    import tempfile
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import causal_reference
+    import rock_estimator
+    spec = importlib.util.spec_from_file_location("score", os.path.join(shared, "data/estimator/score.py"))
+    sc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sc)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in kinds:
+            csvp, side = os.path.join(outdir, kind + ".csv"), os.path.join(outdir, kind + ".json")
+            samples = sc.load_scenario(csvp)
+            ids = {r[0] for r in samples}
+            p = os.path.join(tmp, "est.jsonl")
+            rock_estimator.run(csvp, side, p)
+            rock = sc.score(samples, sc.load_estimates(p, ids))
+            best = []
+            for m in ("hull", "olson"):
+                causal_reference.run(m, csvp, side, p)
+                best.append(sc.score(samples, sc.load_estimates(p, ids))["rms_ns"])
+            out[kind] = {"rock_rms": rock["rms_ns"] / 1e3, "rock_max": rock["max_ns"] / 1e3,
+                         "best_rms": min(best) / 1e3}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
@@ -142,70 +194,10 @@ def main():
     ap.add_argument("--shared", default=os.environ.get(
         "SYNCLINE_SHARED", os.path.join(os.path.dirname(os.path.dirname(here)), "shared")))
     a = ap.parse_args()
-    os.makedirs(a.outdir, exist_ok=True)
-    hull_rms = {}
-    wanted = a.kinds.split(",") if a.kinds else KINDS
-    for i, kind in enumerate(KINDS):
-        if kind not in wanted:
-            continue
-        rng = random.Random(a.seed * 1000 + i)
-        rows, period = scenario(kind, rng, a.shared)
-        with open(os.path.join(a.outdir, kind + ".csv"), "w") as f:
-            f.write("event,time_ns,index,true_ns\n")
-            for e, t, ix, tr in rows:
-                f.write(f"{e},{int(t)},{ix},{tr}\n")
-        json.dump({"name": kind, "window_ns": 5_000_000_000, "period_ns": period,
-                   "loss_threshold": 2, "seed": a.seed},
-                  open(os.path.join(a.outdir, kind + ".json"), "w"))
-        hull_rms[kind] = causal_hull_rms(os.path.join(a.outdir, kind + ".csv"))
-    # Targets for scripts/estimator_accuracy.py --targets: Rock's figures of
-    # the public set (same kind), the reference causal hull of this draw.
-    shared_dir = os.path.join(a.shared, "data/estimator")
-    anchors = json.load(open(os.path.join(shared_dir, "anchors.json")))
-    json.dump({k: {"rock_rms": anchors[k]["rock"]["rms_ns"] / 1e3,
-                   "rock_max": anchors[k]["rock"]["max_ns"] / 1e3,
-                   "best_rms": hull_rms[k] / 1e3} for k in KINDS if k in hull_rms},
-              open(os.path.join(a.outdir, "targets.json"), "w"), indent=1)
-
-
-def causal_hull_rms(csv_path, warmup_frac=0.1):
-    """A reference causal estimator for a draw: the lower hull over all
-    earlier points with the TRUE sample numbers (the references' stamps in
-    S10), evaluated on the centroid edge. Its de-biased RMS (ns) stands in
-    for the README's "best causal" figure on draws without anchors."""
-    import csv
-    rows = list(csv.DictReader(open(csv_path)))
-    samples = [r for r in rows if r["event"] == "sample"]
-    refs = [int(r["time_ns"]) for r in rows if r["event"] == "reference"]
-    t0 = int(samples[0]["true_ns"])
-    diffs = sorted(int(b["true_ns"]) - int(a["true_ns"]) for a, b in zip(samples, samples[1:]))
-    period = diffs[len(diffs) // 2]
-    est, hull, sx, cnt = [], [], 0, 0
-    use_refs = len(refs) > 0
-    ys = sorted(refs) if use_refs else None
-    for i, r in enumerate(samples):
-        tr = int(r["true_ns"])
-        k = round((tr - t0) / period)
-        if len(hull) >= 2:
-            xbar = sx / cnt
-            j = next((j for j in range(1, len(hull)) if hull[j][0] >= xbar), len(hull) - 1)
-            (ax, ay), (bx, by) = hull[j - 1], hull[j]
-            est.append((tr, ay + (by - ay) * (k - ax) / (bx - ax)))
-        else:
-            est.append((tr, int(r["time_ns"])))
-        y = int(r["time_ns"])
-        if use_refs:
-            y = min(ys, key=lambda v: abs(v - tr)) if i < 50 else refs[min(len(refs) - 1, i)]
-        p = (k, y)
-        while len(hull) >= 2 and (hull[-1][0] - hull[-2][0]) * (p[1] - hull[-2][1]) - (hull[-1][1] - hull[-2][1]) * (p[0] - hull[-2][0]) <= 0:
-            hull.pop()
-        hull.append(p)
-        sx += k
-        cnt += 1
-    w = int(len(est) * warmup_frac)
-    e = sorted(v - tr for tr, v in est[w:])
-    med = e[len(e) // 2]
-    return (sum((x - med) ** 2 for x in e) / len(e)) ** 0.5
+    kinds = [k for k in KINDS if k in a.kinds.split(",")] if a.kinds else KINDS
+    write_draws(a.outdir, a.seed, kinds, a.shared)
+    with open(os.path.join(a.outdir, "targets.json"), "w") as f:
+        json.dump(draw_targets(a.outdir, kinds, a.shared), f, indent=1)
 
 
 if __name__ == "__main__":
