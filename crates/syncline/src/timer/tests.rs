@@ -20,6 +20,24 @@ fn grid(ms: i64, offset_ms: i64) -> Grid {
 
 type Log = Arc<Mutex<Vec<(i64, &'static str)>>>;
 
+/// A one-worker multi-thread runtime running a coordinator with `config`
+/// on `clock` over a fresh in-process bus; the connector joins participants.
+fn coordinator_on_runtime(
+    config: CoordinatorConfig,
+    clock: impl Clock,
+) -> (tokio::runtime::Runtime, BusConnector, TimingCoordinator) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (bus, connector) = in_process_bus();
+    let coordinator = rt
+        .block_on(async { TimingCoordinator::spawn(config, bus, clock) })
+        .unwrap();
+    (rt, connector, coordinator)
+}
+
 async fn shutdown(coordinator: TimingCoordinator) {
     coordinator.stop();
     assert_eq!(coordinator.join().await.unwrap().phase, Phase::Stopped);
@@ -344,16 +362,10 @@ fn stop_returns_promptly_for_a_long_period_timer() {
 
 #[test]
 fn simulated_timer_steps_with_the_coordinator_and_survives_its_loss() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (bus, connector) = in_process_bus();
-    let config = CoordinatorConfig::simulated().expect(["sim"]);
-    let coordinator = rt
-        .block_on(async { TimingCoordinator::spawn(config, bus, TokioClock::new()) })
-        .unwrap();
+    let (rt, connector, coordinator) = coordinator_on_runtime(
+        CoordinatorConfig::simulated().expect(["sim"]),
+        TokioClock::new(),
+    );
     let link = connector.connect("sim").unwrap();
     let cfg = TimerConfig::new("sim", TimeDelta::from_millis(10), TimeDelta::from_millis(3))
         .simulated(true, true);
@@ -384,16 +396,10 @@ fn simulated_timer_steps_with_the_coordinator_and_survives_its_loss() {
 
 #[test]
 fn real_time_timer_waits_for_the_latched_start() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (bus, connector) = in_process_bus();
-    let config = CoordinatorConfig::real_time(TimeDelta::from_millis(20)).expect(["rt"]);
-    let coordinator = rt
-        .block_on(async { TimingCoordinator::spawn(config, bus, crate::clock::SystemClock) })
-        .unwrap();
+    let (rt, connector, coordinator) = coordinator_on_runtime(
+        CoordinatorConfig::real_time(TimeDelta::from_millis(20)).expect(["rt"]),
+        crate::clock::SystemClock,
+    );
     let link = connector.connect("rt").unwrap();
     let cfg = TimerConfig::new("rt", TimeDelta::from_millis(5), TimeDelta::from_millis(1))
         .wait_for_start(true);
@@ -441,16 +447,10 @@ fn channel_delivers_deadlines_to_async_code() {
 
 #[test]
 fn coordinator_stop_calls_the_stop_callback_and_the_timer_goes_on() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (bus, connector) = in_process_bus();
-    let config = CoordinatorConfig::real_time(TimeDelta::ZERO).expect(["rt"]);
-    let coordinator = rt
-        .block_on(async { TimingCoordinator::spawn(config, bus, crate::clock::SystemClock) })
-        .unwrap();
+    let (rt, connector, coordinator) = coordinator_on_runtime(
+        CoordinatorConfig::real_time(TimeDelta::ZERO).expect(["rt"]),
+        crate::clock::SystemClock,
+    );
     let cfg =
         TimerConfig::new("rt", TimeDelta::from_millis(1), TimeDelta::ZERO).wait_for_start(true);
     let timer = PeriodicTimer::new(cfg, Some(connector.connect("rt").unwrap())).unwrap();
@@ -601,16 +601,10 @@ async fn coarse_timer_counts_a_panicking_callback_and_keeps_its_grid() {
 
 #[test]
 fn simulated_timer_counts_a_panicking_callback_and_steps_on() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (bus, connector) = in_process_bus();
-    let config = CoordinatorConfig::simulated().expect(["sim"]);
-    let coordinator = rt
-        .block_on(async { TimingCoordinator::spawn(config, bus, TokioClock::new()) })
-        .unwrap();
+    let (rt, connector, coordinator) = coordinator_on_runtime(
+        CoordinatorConfig::simulated().expect(["sim"]),
+        TokioClock::new(),
+    );
     let cfg =
         TimerConfig::new("sim", TimeDelta::from_millis(10), TimeDelta::ZERO).simulated(true, true);
     let timer = PeriodicTimer::new(cfg, Some(connector.connect("sim").unwrap())).unwrap();
