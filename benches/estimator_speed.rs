@@ -85,3 +85,43 @@ fn update_with_index(bencher: Bencher) {
             }
         });
 }
+
+/// A 30 Hz camera stamped on a 4 ms host tick: the quantised-clock fit
+/// refits its likelihood over the whole history (up to 40 s, 1200 samples)
+/// at every update, so this mode costs far more per update than the others
+/// (it is used only for coarse arrival clocks, at camera rates).
+#[divan::bench(sample_count = 10)]
+fn update_quantised_camera(bencher: Bencher) {
+    const M: usize = 2_000;
+    const P30: i64 = 33_333_333;
+    let input: Vec<Timestamp> = {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        (0..2 * M as i64)
+            .map(|k| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+                let t = T0 + k * P30 + k * P30 / 50_000; // +20 ppm
+                let ready = t + 1_000_000 + (-1e6 * (1.0 - u).ln()) as i64;
+                Timestamp::from_nanos((ready.div_euclid(4_000_000) + 1) * 4_000_000)
+            })
+            .collect()
+    };
+    bencher
+        .counter(ItemsCount::new(M))
+        .with_inputs(|| {
+            let config = EstimatorConfig::new(TimeDelta::from_secs(5))
+                .with_period(TimeDelta::from_nanos(P30));
+            let mut e = Estimator::new(config).expect("valid configuration");
+            for &q in &input[..M] {
+                let _ = e.update(q);
+            }
+            e
+        })
+        .bench_local_refs(|e| {
+            for &q in &input[M..] {
+                let _ = black_box(e.update(black_box(q)));
+            }
+        });
+}

@@ -17,6 +17,8 @@
 
 use std::collections::VecDeque;
 
+use super::quant::QuantFit;
+
 /// A point of the history: sample number, time (ns), and whether it arrived
 /// queued right behind its predecessor (a burst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,8 +86,11 @@ pub(crate) fn round(v: f64) -> i64 {
 pub enum FitMode {
     /// Lower envelope (one-way LP): one-sided delays, stalls, bursts.
     Hull,
-    /// Least squares: symmetric or quantised jitter.
+    /// Least squares: symmetric jitter.
     LeastSquares,
+    /// Maximum likelihood for a quantised (coarse) arrival clock with
+    /// exponential delays (see `quant.rs`).
+    Quantised,
 }
 
 /// Hull ↔ least-squares decision: the ratio of the mean residual above the
@@ -182,6 +187,11 @@ pub(crate) struct LineFit {
     pub inconsistent: bool,
     /// The arrival clock is coarse (set by the estimator).
     pub quantised: bool,
+    /// The arrival clock's tick in ns while `quantised` (set by the estimator).
+    pub tick: f64,
+    /// The expected period (prior of the quantised fit).
+    pub prior_period: Option<f64>,
+    quant: QuantFit,
     /// Added to the active line so that mode switches are continuous.
     out_offset: f64,
     pub mode: FitMode,
@@ -212,6 +222,9 @@ impl LineFit {
             stats_valid: false,
             inconsistent: false,
             quantised: false,
+            tick: 0.0,
+            prior_period: None,
+            quant: QuantFit::new(),
             out_offset: 0.0,
             mode: FitMode::Hull,
             floor: None,
@@ -222,6 +235,7 @@ impl LineFit {
     /// Forgets every point (keeps the capacity and the mode).
     pub fn clear(&mut self) {
         self.pts.clear();
+        self.quant.clear();
         self.rebuild_now();
         self.stats_valid = false;
     }
@@ -319,8 +333,23 @@ impl LineFit {
             self.rebuild_now();
         } else {
             self.refresh_lines(false);
+            self.refit_quantised();
         }
         true
+    }
+
+    /// Refits the quantised-clock line (O(history)), only while the
+    /// arrival clock is quantised and the statistics are valid.
+    fn refit_quantised(&mut self) {
+        if !(self.quantised && self.tick > 0.0 && self.stats_valid) {
+            self.quant.clear();
+            return;
+        }
+        let Some(start) = self.ls.or(self.floor) else {
+            return;
+        };
+        self.quant
+            .refit(&self.pts, self.tick, start, self.prior_period);
     }
 
     fn rebuild_every(&self) -> usize {
@@ -497,6 +526,7 @@ impl LineFit {
             }
         }
         self.refresh_lines(true);
+        self.refit_quantised();
         self.apply_mode();
     }
 
@@ -520,7 +550,11 @@ impl LineFit {
             return self.mode;
         }
         if self.quantised {
-            return FitMode::LeastSquares;
+            return if self.quant.line().is_some() {
+                FitMode::Quantised
+            } else {
+                FitMode::LeastSquares
+            };
         }
         let ratio = if self.std_r > 0.0 {
             self.mean_r / self.std_r
@@ -565,6 +599,7 @@ impl LineFit {
         let l = match mode {
             FitMode::LeastSquares => self.ls,
             FitMode::Hull => self.floor,
+            FitMode::Quantised => self.quant.line(),
         }?;
         Some(Line {
             c: l.c + offset,

@@ -39,6 +39,7 @@
 //! ```
 
 mod fit;
+mod quant;
 
 use serde::{Deserialize, Serialize};
 
@@ -353,7 +354,8 @@ impl Estimator {
         }
         .min(cfg.max_samples)
         .clamp(16, MAX_CAPACITY);
-        let fit = LineFit::new(cap);
+        let mut fit = LineFit::new(cap);
+        fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
         let refs = LineFit::new(cap);
         let st = EstimatorStatus {
             period_ns: cfg.period.map(|p| p.as_nanos() as f64),
@@ -737,6 +739,7 @@ impl Estimator {
                 let phase = (p / tick).fract();
                 self.fit.quantised =
                     self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase);
+                self.fit.tick = tick;
             }
         }
     }

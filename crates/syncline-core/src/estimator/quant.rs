@@ -1,0 +1,293 @@
+//! Maximum-likelihood clock line for a quantised arrival clock.
+//!
+//! When the host stamps arrivals on a coarse tick `τ` (the TUM RGB-D rgb
+//! stamps: 4 ms), the arrival `A` of a sample is the first tick at or after
+//! the moment it was ready, `t + L + E`, with `t` its acquisition time on the
+//! clock line, `L` a minimum latency and `E ≥ 0` a random delay. So with
+//! `x = A − (line value)`, the delay lies in `(x − τ, x]`, and for an
+//! exponential delay of mean `μ` the likelihood of one sample is
+//!
+//! ```text
+//! P(x) = F(x) − F(x − τ),   F(y) = 1 − exp(−y/μ) for y > 0, else 0
+//!      = 1 − exp(−x/μ)                     for 0 < x ≤ τ
+//!      = exp(−x/μ)·(exp(τ/μ) − 1)          for x > τ
+//! ```
+//!
+//! and zero for `x ≤ 0` (no sample arrives before it is ready: the floor
+//! constraint of the one-way LP). `log P` is concave in `x`, hence in the
+//! line's offset and slope, so a damped Newton iteration from the previous
+//! solution converges to the unique maximum. With `τ → 0` this is the
+//! shifted-exponential likelihood whose maximiser is the one-way LP (lower
+//! hull) line; with a coarse tick it uses what the hull cannot, how often
+//! each sample reached its first possible tick. Far samples contribute a
+//! constant pull (`−x/μ`), so stalls weigh no more than in the LP.
+//!
+//! The mean `μ` is re-estimated after each fit by one EM step (the mean of
+//! the conditional expectations of the delays given their intervals).
+//!
+//! When the sample period is nearly commensurate with the tick (30 Hz on a
+//! 4 ms tick: three phases that barely move), the likelihood is nearly flat
+//! along the slope; a Gaussian prior on the period around the expected one
+//! (a few ppm, see [`PRIOR_PPM`]) keeps the slope from wandering there and
+//! is outweighed by the data as soon as the phases sweep the tick.
+//!
+//! Every refit costs O(history) and allocates nothing; it runs only for
+//! arrival clocks detected as quantised.
+
+use std::collections::VecDeque;
+
+use super::fit::{Line, Point};
+
+/// Standard deviation of the prior on the period, in ppm of the expected
+/// period.
+pub(crate) const PRIOR_PPM: f64 = 3.0;
+/// The prior is used only while the fitted period is within this many ppm
+/// of the expected one (a wrong expected period must not bias the fit).
+const PRIOR_GATE_PPM: f64 = 200.0;
+/// Newton iterations per refit (warm-started, usually one or two suffice).
+const MAX_NEWTON: usize = 6;
+/// A Newton step that moves the line by less than this (ns, anywhere over
+/// the history) ends the iteration: far below the line's own uncertainty.
+const NEWTON_TOL_NS: f64 = 100.0;
+
+/// The state of the quantised-clock fit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QuantFit {
+    /// The current line (absolute `n0`, `q0`), if fitted.
+    line: Option<Line>,
+    /// Mean of the exponential delay above the line, ns.
+    mu: f64,
+}
+
+/// Log-likelihood, gradient and Hessian of a line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Eval {
+    f: f64,
+    g0: f64,
+    g1: f64,
+    h00: f64,
+    h01: f64,
+    h11: f64,
+    /// Samples counted.
+    m: f64,
+}
+
+/// `(log P, d log P/dx, d² log P/dx²)` of one sample at residual `x`.
+#[inline]
+fn terms(x: f64, tau: f64, mu: f64) -> (f64, f64, f64) {
+    if x <= 0.0 {
+        return (f64::NEG_INFINITY, 0.0, 0.0);
+    }
+    if x <= tau {
+        let e = (-x / mu).exp();
+        let om = -(-x / mu).exp_m1();
+        if om <= 0.0 {
+            return (f64::NEG_INFINITY, 0.0, 0.0);
+        }
+        (om.ln(), e / (mu * om), -e / (mu * mu * om * om))
+    } else {
+        (-x / mu + (tau / mu).exp_m1().ln(), -1.0 / mu, 0.0)
+    }
+}
+
+/// Iterates the non-queued points (bursts carry no delay information).
+fn free(pts: &VecDeque<Point>) -> impl Iterator<Item = &Point> {
+    pts.iter().filter(|p| !p.queued)
+}
+
+impl QuantFit {
+    pub fn new() -> Self {
+        QuantFit {
+            line: None,
+            mu: 0.0,
+        }
+    }
+
+    /// Forgets the fit.
+    pub fn clear(&mut self) {
+        self.line = None;
+    }
+
+    /// The fitted line.
+    pub fn line(&self) -> Option<Line> {
+        self.line
+    }
+
+    /// The log-likelihood (with the prior) of line `l` and its gradient
+    /// and Hessian in (offset at `n0`, slope), in one pass.
+    fn eval(
+        pts: &VecDeque<Point>,
+        l: &Line,
+        tau: f64,
+        mu: f64,
+        prior: Option<(f64, f64)>,
+        n0: i64,
+    ) -> Eval {
+        let mut e = Eval::default();
+        for p in free(pts) {
+            let d = (p.n - n0) as f64;
+            let (f, g, h) = terms(l.residual(p.n, p.q), tau, mu);
+            if f == f64::NEG_INFINITY {
+                e.f = f;
+                return e;
+            }
+            // x = q − c − b·d: dx/dc = −1, dx/db = −d.
+            e.f += f;
+            e.g0 -= g;
+            e.g1 -= g * d;
+            e.h00 += h;
+            e.h01 += h * d;
+            e.h11 += h * d * d;
+            e.m += 1.0;
+        }
+        if let Some((p, w)) = prior {
+            e.f -= 0.5 * w * (l.slope - p) * (l.slope - p);
+            e.g1 -= w * (l.slope - p);
+            e.h11 -= w;
+        }
+        e
+    }
+
+    /// Refits on `pts` for an arrival tick `tau` (ns), starting from the
+    /// previous line or else from `start` (any line of about the right
+    /// slope); `period` is the expected period for the prior.
+    pub fn refit(&mut self, pts: &VecDeque<Point>, tau: f64, start: Line, period: Option<f64>) {
+        let (Some(first), Some(last)) = (pts.front(), pts.back()) else {
+            self.line = None;
+            return;
+        };
+        if tau.is_nan() || tau <= 0.0 {
+            self.line = None;
+            return;
+        }
+        // Centre the parametrisation on the middle of the history so that
+        // offset and slope are nearly uncorrelated.
+        let n0 = first.n + (last.n - first.n) / 2;
+        let mut l = match self.line {
+            Some(l) if l.slope > 0.0 && l.slope.is_finite() => l,
+            _ => start,
+        };
+        let Some(c0) = l
+            .residual(n0, l.q0)
+            .is_finite()
+            .then(|| -l.residual(n0, l.q0))
+        else {
+            self.line = None;
+            return;
+        };
+        l = Line {
+            n0,
+            q0: l.q0,
+            c: c0,
+            slope: l.slope,
+        };
+        // Feasible start: every sample strictly after the line.
+        let min_x = free(pts)
+            .map(|p| l.residual(p.n, p.q))
+            .fold(f64::INFINITY, f64::min);
+        if !min_x.is_finite() {
+            self.line = None;
+            return;
+        }
+        if min_x <= 0.0 {
+            l.c += min_x - 0.01 * tau;
+        }
+        if self.line.is_none() {
+            // First fit: the mean delay from the residuals above the
+            // floor, less the mean quantisation (half a tick).
+            let (mut sum, mut k) = (0.0f64, 0.0f64);
+            for p in free(pts) {
+                sum += l.residual(p.n, p.q);
+                k += 1.0;
+            }
+            self.mu = (sum / k.max(1.0) - 0.5 * tau).max(0.05 * tau);
+        }
+        let rounds = if self.line.is_none() { 5 } else { 1 };
+        for _ in 0..rounds {
+            self.round(pts, &mut l, tau, period, n0, first.n, last.n);
+        }
+        self.line = (l.slope > 0.0 && l.slope.is_finite() && l.c.is_finite()).then_some(l);
+    }
+
+    /// One round: Newton on the line at the current mean delay, then one EM
+    /// step for the mean delay.
+    #[allow(clippy::too_many_arguments)]
+    fn round(
+        &mut self,
+        pts: &VecDeque<Point>,
+        l: &mut Line,
+        tau: f64,
+        period: Option<f64>,
+        n0: i64,
+        first_n: i64,
+        last_n: i64,
+    ) {
+        let mu = self.mu.max(1e-3 * tau);
+        let prior = period.and_then(|p| {
+            let off = (l.slope - p).abs() / p * 1e6;
+            (p > 0.0 && off < PRIOR_GATE_PPM).then(|| (p, 1.0 / (p * PRIOR_PPM * 1e-6).powi(2)))
+        });
+        let span = ((last_n - first_n) as f64).max(1.0);
+        let mut at = Self::eval(pts, l, tau, mu, prior, n0);
+        for _ in 0..MAX_NEWTON {
+            let Eval {
+                f: f0,
+                g0,
+                g1,
+                h00,
+                h01,
+                h11,
+                m,
+            } = at;
+            // A little curvature keeps the step finite where only far
+            // samples (linear terms) remain.
+            let h00 = h00 - 1e-6 * m / (mu * mu);
+            let h11 = h11 - 1e-6 * m * span * span / (mu * mu);
+            let det = h00 * h11 - h01 * h01;
+            if !f0.is_finite() || det.is_nan() || det <= 0.0 {
+                break;
+            }
+            let dc = -(h11 * g0 - h01 * g1) / det;
+            let db = -(h00 * g1 - h01 * g0) / det;
+            let mut step = 1.0;
+            let mut moved = false;
+            while step > 1e-4 {
+                let cand = Line {
+                    c: l.c + step * dc,
+                    slope: l.slope + step * db,
+                    ..*l
+                };
+                let e = Self::eval(pts, &cand, tau, mu, prior, n0);
+                if e.f >= f0 {
+                    *l = cand;
+                    at = e;
+                    moved = true;
+                    break;
+                }
+                step *= 0.5;
+            }
+            if !moved || (step * dc).abs() + (step * db * span).abs() < NEWTON_TOL_NS {
+                break;
+            }
+        }
+        // One EM step for the mean delay: E[delay | it lies in (x − τ, x]].
+        let (mut s, mut k) = (0.0, 0.0);
+        for p in free(pts) {
+            let x = l.residual(p.n, p.q);
+            if x.is_nan() || x <= 0.0 {
+                continue;
+            }
+            let lo = (x - tau).max(0.0);
+            let (el, eh) = ((-lo / mu).exp(), (-x / mu).exp());
+            s += if el - eh > 1e-300 {
+                mu + (lo * el - x * eh) / (el - eh)
+            } else {
+                lo
+            };
+            k += 1.0;
+        }
+        if k > 0.0 && s.is_finite() {
+            self.mu = (s / k).clamp(1e-3 * tau, 1e3 * tau);
+        }
+    }
+}
