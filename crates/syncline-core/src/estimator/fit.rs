@@ -7,7 +7,9 @@
 //!   chain) evaluated on its centroid edge, which is the one-way LP / Moon
 //!   line, the maximum-likelihood line for one-sided (exponential) delays;
 //! * a **least-squares** line from exact integer running sums, the better
-//!   estimator for symmetric or quantised noise.
+//!   estimator for symmetric noise;
+//! * on a quantised (coarse) arrival clock, the maximum-likelihood line of
+//!   `quant.rs`, refitted over the history at every point (O(N)).
 //!
 //! Points are only appended between rebuilds; every `rebuild_every` points
 //! (about half the history) the history is trimmed, re-anchored and
@@ -39,7 +41,7 @@ pub(crate) struct Line {
 
 impl Line {
     /// The line's offset from `q0` at `n`, in ns (f64), if finite.
-    fn offset(&self, n: i64) -> Option<f64> {
+    pub fn offset(&self, n: i64) -> Option<f64> {
         let dn = n.checked_sub(self.n0)? as f64;
         let v = self.c + self.slope * dn;
         (v.is_finite() && v.abs() < 4.0e18).then_some(v)
@@ -185,10 +187,9 @@ pub(crate) struct LineFit {
     stats_valid: bool,
     /// Set by a rebuild that found the history inconsistent.
     pub inconsistent: bool,
-    /// The arrival clock is coarse (set by the estimator).
-    pub quantised: bool,
-    /// The arrival clock's tick in ns while `quantised` (set by the estimator).
-    pub tick: f64,
+    /// The arrival clock's tick in ns when it is coarse (quantised
+    /// arrivals; set by the estimator).
+    pub quantised_tick: Option<f64>,
     /// The expected period (prior of the quantised fit).
     pub prior_period: Option<f64>,
     quant: QuantFit,
@@ -221,8 +222,7 @@ impl LineFit {
             std_r: 0.0,
             stats_valid: false,
             inconsistent: false,
-            quantised: false,
-            tick: 0.0,
+            quantised_tick: None,
             prior_period: None,
             quant: QuantFit::new(),
             out_offset: 0.0,
@@ -341,15 +341,14 @@ impl LineFit {
     /// Refits the quantised-clock line (O(history)), only while the
     /// arrival clock is quantised and the statistics are valid.
     fn refit_quantised(&mut self) {
-        if !(self.quantised && self.tick > 0.0 && self.stats_valid) {
+        let Some(tick) = self.quantised_tick.filter(|_| self.stats_valid) else {
             self.quant.clear();
             return;
-        }
+        };
         let Some(start) = self.ls.or(self.floor) else {
             return;
         };
-        self.quant
-            .refit(&self.pts, self.tick, start, self.prior_period);
+        self.quant.refit(&self.pts, tick, start, self.prior_period);
     }
 
     fn rebuild_every(&self) -> usize {
@@ -542,14 +541,15 @@ impl LineFit {
         self.stats_valid = true;
     }
 
-    /// The mode the residuals ask for: least squares for quantised arrival
-    /// clocks (the floor is the clock's grid, not the latency) and for
+    /// The mode the residuals ask for: the quantised-clock likelihood for
+    /// coarse arrival clocks (the floor is the clock's grid, not the
+    /// latency; least squares until that fit exists), least squares for
     /// symmetric jitter, the floor otherwise.
     fn wanted_mode(&self) -> FitMode {
         if !self.stats_valid {
             return self.mode;
         }
-        if self.quantised {
+        if self.quantised_tick.is_some() {
             return if self.quant.line().is_some() {
                 FitMode::Quantised
             } else {

@@ -13,8 +13,9 @@
 //! loss is told from a delay by the evidence of earlier, resolved cases and
 //! confirmed by the next sample). The arrival times are fitted against `n`
 //! with the lower convex hull (one-way LP line: exact for one-sided delays,
-//! stalls and bursts) or, when the residuals show symmetric or quantised
-//! noise, with least squares. The history grows while the data fit one
+//! stalls and bursts), with least squares when the residuals show
+//! symmetric noise, or by maximum likelihood on the tick intervals when the
+//! arrival clock is quantised. The history grows while the data fit one
 //! line and is cut after a detected change (period step, clock step).
 //!
 //! ```
@@ -286,7 +287,7 @@ pub struct EstimatorStatus {
     /// The fit in use.
     pub mode: FitMode,
     /// The arrival clock's tick when it is coarse enough to matter
-    /// (quantised arrivals: least squares is used).
+    /// (quantised arrivals: the `quantised` fit mode is used).
     pub arrival_tick_ns: Option<i64>,
     /// Changes detected (the history was cut).
     pub changes_detected: u64,
@@ -477,7 +478,7 @@ impl Estimator {
         };
         st.jitter_ns = self.fit.stats_valid().then_some(self.fit.std_r);
         st.mode = self.fit.mode;
-        st.arrival_tick_ns = self.fit.quantised.then_some(self.tick);
+        st.arrival_tick_ns = self.fit.quantised_tick.map(|_| self.tick);
         st.latency_ns = match self.ref_offset {
             Some(o) => o.round() as i64,
             None => self.cfg.min_latency.as_nanos(),
@@ -737,9 +738,9 @@ impl Estimator {
                 // tick that does not makes the floor follow the grid.
                 let tick = self.tick as f64;
                 let phase = (p / tick).fract();
-                self.fit.quantised =
-                    self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase);
-                self.fit.tick = tick;
+                self.fit.quantised_tick =
+                    (self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
+                        .then_some(tick);
             }
         }
     }

@@ -167,20 +167,11 @@ impl QuantFit {
             Some(l) if l.slope > 0.0 && l.slope.is_finite() => l,
             _ => start,
         };
-        let Some(c0) = l
-            .residual(n0, l.q0)
-            .is_finite()
-            .then(|| -l.residual(n0, l.q0))
-        else {
+        let Some(c0) = l.offset(n0) else {
             self.line = None;
             return;
         };
-        l = Line {
-            n0,
-            q0: l.q0,
-            c: c0,
-            slope: l.slope,
-        };
+        l = Line { n0, c: c0, ..l };
         // Feasible start: every sample strictly after the line.
         let min_x = free(pts)
             .map(|p| l.residual(p.n, p.q))
