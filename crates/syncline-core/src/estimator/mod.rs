@@ -301,8 +301,20 @@ pub struct EstimatorStatus {
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     point: Point,
-    /// (number if delayed, number if after losses) for an ambiguous gap.
-    alt: Option<(i64, i64)>,
+    /// The two readings of an ambiguous gap.
+    alt: Option<Ambiguous>,
+}
+
+/// An ambiguous gap: the sample is either delayed or the first after losses.
+#[derive(Debug, Clone, Copy)]
+struct Ambiguous {
+    /// The sample's number if it was delayed.
+    delayed: i64,
+    /// Its number if the samples in between were lost.
+    lost: i64,
+    /// The odds of the loss against the delay on arrival (before the loss
+    /// threshold); infinite where the arrival alone decides.
+    odds: f64,
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -319,6 +331,8 @@ pub struct Estimator {
     learned_period: Option<f64>,
     ev_loss: f64,
     ev_stall: f64,
+    /// Samples lost in the gaps counted in `ev_loss` (scaled alike).
+    ev_lost: f64,
     announced: u64,
     announce_age: u32,
     last_index: Option<u64>,
@@ -394,6 +408,7 @@ impl Estimator {
             learned_period: None,
             ev_loss: 0.0,
             ev_stall: 0.0,
+            ev_lost: 0.0,
             announced: 0,
             announce_age: 0,
             last_index: None,
@@ -631,7 +646,7 @@ impl Estimator {
         index: Option<u64>,
         period: Option<f64>,
         queued: bool,
-    ) -> (i64, u64, Option<(i64, i64)>) {
+    ) -> (i64, u64, Option<Ambiguous>) {
         let had_index = self.last_index.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
         let Some(prev) = self.last_n else {
@@ -674,18 +689,20 @@ impl Estimator {
         if !self.fit.stats_valid() {
             return self.infer_early(q, base, queued);
         }
-        let loss = match self.cfg.loss_threshold {
-            0 => true,
-            u32::MAX => return (base, 0, None),
-            k => {
-                let mu = self.fit.mean_r.max(p * 1e-4);
-                let g = (-r_m.max(0.0) / mu).exp() / mu;
-                let h = 1.0 / (STALL_SPREAD * p);
-                // Odds of a loss against a delay, at least 2^(K − 2).
-                (self.ev_loss + PRIOR_LOSS) * g >= (self.ev_stall + PRIOR_DELAY) * h * loss_odds(k)
-            }
-        };
-        let alt = Some((base, base.saturating_add(m_max)));
+        if self.cfg.loss_threshold == u32::MAX {
+            return (base, 0, None);
+        }
+        let mu = self.fit.mean_r.max(p * 1e-4);
+        let g = (-r_m.max(0.0) / mu).exp() / mu;
+        let h = 1.0 / (STALL_SPREAD * p);
+        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h);
+        // Odds of a loss against a delay, at least 2^(K − 2).
+        let loss = odds >= loss_odds(self.cfg.loss_threshold);
+        let alt = Some(Ambiguous {
+            delayed: base,
+            lost: base.saturating_add(m_max),
+            odds,
+        });
         if loss {
             (base.saturating_add(m_max), m_max as u64, alt)
         } else {
@@ -696,7 +713,7 @@ impl Estimator {
     /// Numbering before the fit is trustworthy: from the gap to the previous
     /// arrival and the expected period (the configured one first), a loss
     /// only where the gap is clearly a whole number of periods.
-    fn infer_early(&mut self, q: i64, base: i64, queued: bool) -> (i64, u64, Option<(i64, i64)>) {
+    fn infer_early(&mut self, q: i64, base: i64, queued: bool) -> (i64, u64, Option<Ambiguous>) {
         let p = match self.cfg.period {
             Some(p) => p.as_nanos() as f64,
             None => match self.learned_period.or(self.period_f()) {
@@ -715,7 +732,12 @@ impl Estimator {
         }
         let m = m.min((self.cfg.window.as_nanos() as f64 / p).max(1.0)) as i64;
         let n = base.saturating_add(m);
-        (n, m as u64, Some((base, n)))
+        let alt = Ambiguous {
+            delayed: base,
+            lost: n,
+            odds: f64::INFINITY,
+        };
+        (n, m as u64, Some(alt))
     }
 
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
@@ -769,12 +791,16 @@ impl Estimator {
     fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
         // The period only matters for an ambiguous gap (rare): computed then.
         let period = pd.alt.and_then(|_| self.period_f());
-        if let (Some((nd, nl)), Some(p)) = (pd.alt, period) {
+        if let (Some(alt), Some(p)) = (pd.alt, period) {
+            let (nd, nl) = (alt.delayed, alt.lost);
             // After a loss the next sample arrives about a period later, on
             // time for its number; after a stall it queues behind (or comes
             // early for the loss numbering). A next sample that is itself
-            // late decides nothing: the pending one is then kept as delayed,
-            // the harmless choice for the fit (a point above the floor).
+            // late decides nothing: the pending one keeps the number it was
+            // given on arrival (the next one is numbered after it), but
+            // enters the fit as delayed, the harmless choice there (a point
+            // above the floor). Falling back to the delayed number would
+            // number every later sample a whole loss too early.
             let band = if self.fit.stats_valid() {
                 (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p)
             } else {
@@ -787,32 +813,64 @@ impl Estimator {
                     if r < -0.5 * p || (q.saturating_sub(pd.point.q) as f64) < 0.5 * p {
                         Some(false)
                     } else if r <= band {
-                        Some(true)
+                        Some(self.loss_confirmed(alt, r, p))
                     } else {
                         None
                     }
                 }
                 None => None,
             };
+            let given = pd.point.n;
             pd.point.n = if verdict == Some(true) { nl } else { nd };
             match verdict {
                 Some(true) => {
                     self.ev_loss += 1.0;
+                    self.ev_lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
                 }
                 Some(false) => {
                     self.ev_stall += 1.0;
                     self.st.delays_detected += 1;
                 }
+                None if given == nl => {
+                    self.st.losses_detected += (nl - nd) as u64;
+                    self.commit(pd.point);
+                    self.last_n = Some(nl);
+                    return;
+                }
                 None => self.st.delays_detected += 1,
             }
             if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
                 self.ev_loss *= 0.5;
+                self.ev_lost *= 0.5;
                 self.ev_stall *= 0.5;
             }
         }
         self.commit(pd.point);
         self.last_n = Some(pd.point.n);
+    }
+
+    /// Whether a next sample on time for the loss numbering (residual `r`
+    /// after the lost samples) confirms the loss: the odds on arrival,
+    /// times the chance of a run of `m` lost samples in a row (each further
+    /// loss as likely as in the losses seen so far), times how much likelier
+    /// an on-time next sample is than one that is itself stalled to the same
+    /// arrival, must favour the loss. So two stalls in a row are not taken
+    /// for a run of losses in a stream that has shown stalls and no losses.
+    /// Like every confirmed numbering, this does not depend on the loss
+    /// threshold (which only sets how soon a loss is believed on arrival).
+    fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64) -> bool {
+        let m = (alt.lost - alt.delayed) as f64;
+        // Laplace's rule for "a lost sample is followed by another loss".
+        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
+        let run = again.powf(m - 1.0);
+        let mu = self.fit.mean_r.max(p * 1e-4);
+        let on_time = (-r.max(0.0) / mu).exp() / mu;
+        // A stall of the next sample: its rate among the samples held, its
+        // delay spread like the pending one's.
+        let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
+        let stalled = rate / (STALL_SPREAD * p);
+        alt.odds * run * on_time >= stalled
     }
 
     fn commit(&mut self, p: Point) {

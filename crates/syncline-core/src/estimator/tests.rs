@@ -585,3 +585,66 @@ fn quantised_arrival_clock_is_fitted_by_its_likelihood() {
         assert!(rms < bound, "seed {seed}: rms {:.1} us", rms / 1e3);
     }
 }
+
+/// Samples `0..n` at period `P`, 1 ms + Exp(0.3 ms) late, FIFO; `extra(k)`
+/// adds a further delay to sample `k`, `lost(k)` drops it.
+fn fifo_stream(
+    n: i64,
+    seed: u64,
+    lost: impl Fn(i64) -> bool,
+    extra: impl Fn(i64) -> i64,
+) -> Vec<(i64, i64)> {
+    let mut rng = Rng(seed);
+    let mut last = 0i64;
+    let mut s = Vec::new();
+    for k in 0..n {
+        let jitter = rng.exp(3e5);
+        if lost(k) {
+            continue;
+        }
+        let t = T0 + k * P;
+        let q = (t + 1_000_000 + jitter + extra(k)).max(last + 40_000);
+        last = q;
+        s.push((t, q));
+    }
+    s
+}
+
+#[test]
+fn a_late_sample_after_a_loss_does_not_undo_the_loss() {
+    // Single losses build the evidence; then two samples are lost and the
+    // sample after the one that ends the gap is itself 8 ms late. That
+    // decides nothing, and must not renumber the gap as a stall (which
+    // put the late sample two periods early).
+    let s = fifo_stream(
+        3000,
+        5,
+        |k| (k % 37 == 0 && k > 0) || k == 2000 || k == 2001,
+        |k| if k == 2003 { 8_000_000 } else { 0 },
+    );
+    let mut e = est(Some(P));
+    assert!(max_error(&mut e, &s, 300) < 1_000_000);
+    assert_eq!(e.status().losses_detected, 2999 / 37 + 2);
+}
+
+#[test]
+fn two_stalls_in_a_row_are_not_a_run_of_losses() {
+    // A stream that has shown stalls and no losses: one sample stalls
+    // 42 ms, and the next one stalls on its own to about a period after
+    // it. That looks like four losses followed by an on-time sample, but
+    // four losses in a row are far less likely here than a second stall.
+    let s = fifo_stream(
+        3000,
+        9,
+        |_| false,
+        |k| match k {
+            k if k % 400 == 0 && k > 0 && k != 2000 => 25_000_000,
+            2500 => 42_000_000,
+            2501 => 40_000_000,
+            _ => 0,
+        },
+    );
+    let mut e = est(Some(P));
+    assert!(max_error(&mut e, &s, 300) < 1_000_000);
+    assert_eq!(e.status().losses_detected, 0);
+}
