@@ -795,22 +795,24 @@ impl Estimator {
             let (nd, nl) = (alt.delayed, alt.lost);
             // After a loss the next sample arrives about a period later, on
             // time for its number; after a stall it queues behind (or comes
-            // early for the loss numbering). A next sample that is itself
+            // early for the loss numbering: before the floor by more than
+            // the jitter's spread, which no sample on time does). A next sample that is itself
             // late decides nothing: the pending one keeps the number it was
             // given on arrival (the next one is numbered after it), but
             // enters the fit as delayed, the harmless choice there (a point
             // above the floor). Falling back to the delayed number would
             // number every later sample a whole loss too early.
-            let band = if self.fit.stats_valid() {
-                (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p)
+            let (band, below) = if self.fit.stats_valid() {
+                let band = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
+                (band, self.fit.std_r.min(0.5 * p))
             } else {
-                0.5 * p
+                (0.5 * p, 0.5 * p)
             };
             let early = !self.fit.stats_valid();
             let verdict = match self.floor_residual(nl.saturating_add(1), q, period) {
                 _ if early => Some((q.saturating_sub(pd.point.q) as f64) >= 0.5 * p),
                 Some(r) => {
-                    if r < -0.5 * p || (q.saturating_sub(pd.point.q) as f64) < 0.5 * p {
+                    if r < -below || (q.saturating_sub(pd.point.q) as f64) < 0.5 * p {
                         Some(false)
                     } else if r <= band {
                         Some(self.loss_confirmed(alt, r, p))
