@@ -56,6 +56,9 @@ const MAX_CAPACITY: usize = 1 << 20;
 const YOUNG: usize = 32;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
+/// Pulses in a row whose place on the arrival floor jumped by whole periods
+/// before the pulses are renumbered to follow the samples.
+const REF_JUMP_RUN: u32 = 3;
 /// Free (not queued) samples whose residuals all lie above
 /// `ABOVE_FACTOR ×` the mean residual signal that the line is too early.
 const ABOVE_RUN: usize = 12;
@@ -276,6 +279,9 @@ pub struct EstimatorStatus {
     pub references_used: u64,
     /// References rejected.
     pub references_rejected: u64,
+    /// Times the pulses were renumbered to follow a renumbering of the
+    /// samples.
+    pub references_renumbered: u64,
     /// Samples in the history.
     pub window_fill: usize,
     /// Capacity of the history.
@@ -348,6 +354,10 @@ pub struct Estimator {
     matured: bool,
     ref_offset: Option<f64>,
     last_ref_n: Option<i64>,
+    /// Offset of the pulses' place on the arrival floor from their numbers.
+    ref_phase: Option<f64>,
+    /// Pulses in a row whose offset jumped by whole periods.
+    ref_jumps: u32,
     st: EstimatorStatus,
 }
 
@@ -386,6 +396,7 @@ impl Estimator {
             references: 0,
             references_used: 0,
             references_rejected: 0,
+            references_renumbered: 0,
             window_fill: 0,
             window_capacity: fit.capacity(),
             history_ns: 0,
@@ -422,6 +433,8 @@ impl Estimator {
             matured: false,
             ref_offset: None,
             last_ref_n: None,
+            ref_phase: None,
+            ref_jumps: 0,
             st,
         })
     }
@@ -935,11 +948,17 @@ impl Estimator {
         // Which sample: by the reference line once it exists, else the first
         // sample whose arrival floor is not before the pulse (plus the
         // whole periods of the known minimum latency).
+        let latency_periods = (self.cfg.min_latency.as_nanos() as f64 / p).floor();
+        let xf = floor.solve(h).map(|x| x + latency_periods);
         let x = match self.refs.active().filter(|_| self.refs.len() >= 2) {
-            Some(l) => l.solve(h).map(f64::round),
-            None => floor
+            Some(l) => l
                 .solve(h)
-                .map(|x| (x - 0.1).ceil() + (self.cfg.min_latency.as_nanos() as f64 / p).floor()),
+                .map(f64::round)
+                .map(|x| self.follow_samples(x, xf)),
+            None => {
+                self.ref_phase = None;
+                xf.map(|x| (x - 0.1).ceil())
+            }
         };
         let n = match x {
             Some(x) if x.abs() < 9.0e18 => x as i64,
@@ -973,6 +992,37 @@ impl Estimator {
         self.last_ref_n = Some(n);
         self.st.references_used += 1;
         ReferenceOutcome::Used(n)
+    }
+
+    /// The pulse number `x` given by the pulse line, moved by the whole
+    /// periods the samples' numbering has moved against the pulses: the
+    /// pulse's place on the arrival floor (`xf`, fractional) keeps a steady
+    /// offset from its number until the samples are renumbered (a loss
+    /// wrongly inferred or announced); when that offset has jumped by more
+    /// than half a period on `REF_JUMP_RUN` pulses in a row, the pulses are
+    /// renumbered alike and the pulse line restarts.
+    fn follow_samples(&mut self, x: f64, xf: Option<f64>) -> f64 {
+        let Some(d) = xf.map(|xf| xf - x) else {
+            return x;
+        };
+        let Some(phase) = self.ref_phase else {
+            self.ref_phase = Some(d);
+            return x;
+        };
+        let jump = (d - phase).round();
+        if jump == 0.0 {
+            self.ref_jumps = 0;
+            self.ref_phase = Some(phase + (d - phase) / 8.0);
+            return x;
+        }
+        self.ref_jumps += 1;
+        if self.ref_jumps < REF_JUMP_RUN {
+            return x;
+        }
+        self.ref_jumps = 0;
+        self.refs.clear();
+        self.st.references_renumbered += 1;
+        x + jump
     }
 
     /// The estimate for sample `n` that arrived at `q`. Where a line's value

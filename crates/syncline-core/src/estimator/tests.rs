@@ -669,3 +669,30 @@ fn a_next_sample_before_the_floor_is_no_proof_of_a_loss() {
     assert!(max_error(&mut e, &s, 300) < 1_000_000);
     assert_eq!(e.status().losses_detected, 0);
 }
+
+#[test]
+fn pulses_follow_a_renumbering_of_the_samples() {
+    // A driver announces a loss that never happened, and the next sample
+    // stalls a period: the samples are numbered one too high from there on.
+    // The pulses must follow, or each would stamp the sample before its own.
+    let mut rng = Rng(4);
+    let mut e = est(Some(25_000_000));
+    let mut last = 0;
+    let mut worst = 0;
+    for k in 0..3000i64 {
+        let t = T0 + k * 25_000_000;
+        e.update_reference(ts(t + 50_000));
+        if k == 1000 {
+            e.update_loss();
+        }
+        let stall = if k == 1000 { 26_000_000 } else { 0 };
+        let q = (t + 5_000_000 + rng.exp(3e6) + stall).max(last + 40_000);
+        last = q;
+        let got = e.update(ts(q)).unwrap().stamp.as_nanos();
+        if k > 1300 {
+            worst = worst.max((got - t - 50_000).abs());
+        }
+    }
+    assert_eq!(e.status().losses_announced, 1);
+    assert!(worst < 5_000, "worst {worst} ns");
+}
