@@ -705,8 +705,7 @@ impl Estimator {
         if self.cfg.loss_threshold == u32::MAX {
             return (base, 0, None);
         }
-        let mu = self.fit.mean_r.max(p * 1e-4);
-        let g = (-r_m.max(0.0) / mu).exp() / mu;
+        let g = self.on_time_density(r_m, p);
         let h = 1.0 / (STALL_SPREAD * p);
         let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h);
         // Odds of a loss against a delay, at least 2^(K − 2).
@@ -804,65 +803,64 @@ impl Estimator {
     fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
         // The period only matters for an ambiguous gap (rare): computed then.
         let period = pd.alt.and_then(|_| self.period_f());
-        if let (Some(alt), Some(p)) = (pd.alt, period) {
+        // (number in the fit, number the next sample follows)
+        let (fit_n, chain_n) = if let (Some(alt), Some(p)) = (pd.alt, period) {
             let (nd, nl) = (alt.delayed, alt.lost);
             // After a loss the next sample arrives about a period later, on
-            // time for its number; after a stall it queues behind (or comes
+            // time for its number; after a stall it queues behind, or comes
             // early for the loss numbering: before the floor by more than
-            // the jitter's spread, which no sample on time does). A next sample that is itself
-            // late decides nothing: the pending one keeps the number it was
-            // given on arrival (the next one is numbered after it), but
-            // enters the fit as delayed, the harmless choice there (a point
-            // above the floor). Falling back to the delayed number would
-            // number every later sample a whole loss too early.
-            let (band, below) = if self.fit.stats_valid() {
-                let band = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
-                (band, self.fit.std_r.min(0.5 * p))
+            // the jitter's spread, which no sample on time does. A next
+            // sample that is itself late decides nothing: the pending one
+            // keeps the number it was given on arrival (the next one is
+            // numbered after it), but enters the fit as delayed, the
+            // harmless choice there (a point above the floor). Falling back
+            // to the delayed number would number every later sample a whole
+            // loss too early.
+            let gap = q.saturating_sub(pd.point.q) as f64;
+            let verdict = if !self.fit.stats_valid() {
+                Some(gap >= 0.5 * p)
             } else {
-                (0.5 * p, 0.5 * p)
-            };
-            let early = !self.fit.stats_valid();
-            let verdict = match self.floor_residual(nl.saturating_add(1), q, period) {
-                _ if early => Some((q.saturating_sub(pd.point.q) as f64) >= 0.5 * p),
-                Some(r) => {
-                    if r < -below || (q.saturating_sub(pd.point.q) as f64) < 0.5 * p {
-                        Some(false)
-                    } else if r <= band {
+                match self.floor_residual(nl.saturating_add(1), q, period) {
+                    Some(r) if r < -self.fit.std_r.min(0.5 * p) || gap < 0.5 * p => Some(false),
+                    Some(r) if r <= (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p) => {
                         Some(self.loss_confirmed(alt, r, p))
-                    } else {
-                        None
                     }
+                    _ => None,
                 }
-                None => None,
             };
-            let given = pd.point.n;
-            pd.point.n = if verdict == Some(true) { nl } else { nd };
-            match verdict {
+            let numbers = match verdict {
                 Some(true) => {
                     self.ev_loss += 1.0;
                     self.ev_lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
+                    (nl, nl)
                 }
                 Some(false) => {
                     self.ev_stall += 1.0;
                     self.st.delays_detected += 1;
+                    (nd, nd)
                 }
-                None if given == nl => {
+                None if pd.point.n == nl => {
                     self.st.losses_detected += (nl - nd) as u64;
-                    self.commit(pd.point);
-                    self.last_n = Some(nl);
-                    return;
+                    (nd, nl)
                 }
-                None => self.st.delays_detected += 1,
-            }
+                None => {
+                    self.st.delays_detected += 1;
+                    (nd, nd)
+                }
+            };
             if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
                 self.ev_loss *= 0.5;
                 self.ev_lost *= 0.5;
                 self.ev_stall *= 0.5;
             }
-        }
+            numbers
+        } else {
+            (pd.point.n, pd.point.n)
+        };
+        pd.point.n = fit_n;
         self.commit(pd.point);
-        self.last_n = Some(pd.point.n);
+        self.last_n = Some(chain_n);
     }
 
     /// Whether a next sample on time for the loss numbering (residual `r`
@@ -879,13 +877,19 @@ impl Estimator {
         // Laplace's rule for "a lost sample is followed by another loss".
         let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
         let run = again.powf(m - 1.0);
-        let mu = self.fit.mean_r.max(p * 1e-4);
-        let on_time = (-r.max(0.0) / mu).exp() / mu;
+        let on_time = self.on_time_density(r, p);
         // A stall of the next sample: its rate among the samples held, its
         // delay spread like the pending one's.
         let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
         let stalled = rate / (STALL_SPREAD * p);
         alt.odds * run * on_time >= stalled
+    }
+
+    /// Density of residual `r` above the floor for a sample on time: the
+    /// jitter, exponential with the measured mean.
+    fn on_time_density(&self, r: f64, p: f64) -> f64 {
+        let mu = self.fit.mean_r.max(p * 1e-4);
+        (-r.max(0.0) / mu).exp() / mu
     }
 
     fn commit(&mut self, p: Point) {

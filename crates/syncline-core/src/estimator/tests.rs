@@ -97,23 +97,7 @@ fn losses_missed_at_the_start_do_not_tilt_the_fit() {
 #[test]
 fn losses_are_told_from_stalls() {
     // 3 % unannounced losses, and stalls of 15-45 ms that queue the next samples.
-    let mut rng = Rng(11);
-    let mut s = Vec::new();
-    let mut last = 0i64;
-    for k in 0..6000i64 {
-        if rng.next() < 0.03 {
-            continue;
-        }
-        let t = T0 + k * P;
-        let stall = if rng.next() < 0.004 {
-            15_000_000 + rng.exp(1e7).min(30_000_000)
-        } else {
-            0
-        };
-        let q = (t + 1_000_000 + rng.exp(3e5) + stall).max(last + 40_000);
-        last = q;
-        s.push((t, q));
-    }
+    let s = lossy_stalling_stream(11, 6000, 0.004);
     let mut e = est(Some(P));
     let errs: Vec<i64> = s
         .iter()
@@ -137,17 +121,19 @@ fn losses_are_told_from_stalls() {
     assert!(st.delays_detected > 5, "{st:?}");
 }
 
-/// Losses and stalls: 3 % unannounced losses, stalls of 15-45 ms.
-fn lossy_stalling_stream(seed: u64) -> Vec<(i64, i64)> {
+/// Losses and stalls over `n` periods: 3 % unannounced losses, and a
+/// fraction `stalls` of the samples stalled 15-45 ms (FIFO: the next samples
+/// queue behind).
+fn lossy_stalling_stream(seed: u64, n: i64, stalls: f64) -> Vec<(i64, i64)> {
     let mut rng = Rng(seed);
     let mut s = Vec::new();
     let mut last = 0i64;
-    for k in 0..4000i64 {
+    for k in 0..n {
         if rng.next() < 0.03 {
             continue;
         }
         let t = T0 + k * P;
-        let stall = if rng.next() < 0.01 {
+        let stall = if rng.next() < stalls {
             15_000_000 + rng.exp(1e7).min(30_000_000)
         } else {
             0
@@ -165,7 +151,7 @@ fn loss_threshold_is_the_evidence_needed_for_a_loss() {
     assert_eq!(loss_odds(2), 1.0);
     assert_eq!(loss_odds(5), 8.0);
     assert_eq!(loss_odds(u32::MAX - 1), f64::INFINITY);
-    let s = lossy_stalling_stream(5);
+    let s = lossy_stalling_stream(5, 4000, 0.01);
     // Per K: which samples were numbered after a loss at once, and the
     // status after the stream.
     let run = |k: u32| {
