@@ -280,6 +280,9 @@ impl LineFit {
         while self.pts.len() > keep {
             self.pts.pop_front();
         }
+        // A cut follows a change: the quantised output's old offset no
+        // longer holds.
+        self.quant.resync();
         self.rebuild_now();
     }
 

@@ -682,3 +682,65 @@ fn pulses_follow_a_renumbering_of_the_samples() {
     assert_eq!(e.status().losses_announced, 1);
     assert!(worst < 5_000, "worst {worst} ns");
 }
+
+/// The quantised fit's offset is known only to tens of µs and moves by
+/// that much as samples arrive; the output takes the fit's slope and holds
+/// its own offset (closing the gap slowly), so from one sample to the next
+/// its error changes by the slope's error alone (about a µs per sample at
+/// a 12 ppm error), never by the fit's offset steps.
+#[test]
+fn quantised_output_holds_its_offset_while_the_fit_wanders() {
+    const P30: i64 = 33_333_333;
+    const TICK: i64 = 4_000_000;
+    for (seed, drift) in [(21u64, 0.0), (22, 4.0), (23, -9.0)] {
+        let mut rng = Rng(seed);
+        let mut e = est(Some(P30));
+        let mut prev: Option<i64> = None;
+        let mut worst = 0i64;
+        for k in 0..1200i64 {
+            let t = T0 + (k as f64 * P30 as f64 * (1.0 + drift * 1e-6)) as i64;
+            let ready = t + 1_000_000 + rng.exp(1e6);
+            let q = ((ready - 777_777).div_euclid(TICK) + 1) * TICK + 777_777;
+            let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t;
+            if k > 300
+                && let Some(p) = prev
+            {
+                worst = worst.max((err - p).abs());
+            }
+            prev = Some(err);
+        }
+        assert_eq!(e.status().mode, FitMode::Quantised);
+        assert!(worst < 2_000, "seed {seed}: error stepped by {worst} ns");
+    }
+}
+
+/// A held output must not hold across a change: after a 10 ms step of the
+/// host clock the quantised output follows the new line, not the old
+/// offset closed at the slow steering rate.
+#[test]
+fn quantised_output_follows_a_clock_step() {
+    const P30: i64 = 33_333_333;
+    const TICK: i64 = 4_000_000;
+    let mut rng = Rng(31);
+    let mut e = est(Some(P30));
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for k in 0..1500i64 {
+        let t = T0 + k * P30;
+        let step = if k >= 900 { 10_000_000 } else { 0 };
+        let ready = t + step + 1_000_000 + rng.exp(1e6);
+        let q = ((ready - 123_456).div_euclid(TICK) + 1) * TICK + 123_456;
+        let err = e.update(ts(q)).unwrap().stamp.as_nanos() - (t + step);
+        if (600..900).contains(&k) {
+            before.push(err);
+        } else if k >= 1200 {
+            after.push(err);
+        }
+    }
+    let mean = |v: &[i64]| v.iter().sum::<i64>() as f64 / v.len() as f64;
+    let shift = mean(&after) - mean(&before);
+    assert!(
+        shift.abs() < 500e3,
+        "off the new line by {:.0} us",
+        shift / 1e3
+    );
+}
