@@ -57,10 +57,10 @@ use super::fit::{Line, Point};
 /// (Measured on 160 draws of the quantised scenario kind: 10 to 17 ppm do
 /// about equally well; 3 ppm shrinks real drifts too much, 20 ppm lets the
 /// slope wander; `docs/PERFORMANCE.md`.)
-pub(crate) const PRIOR_PPM: f64 = 12.0;
+const PRIOR_PPM: f64 = 12.0;
 /// Share of the gap between the fit's offset and the output's that the
 /// output closes per sample (a time constant of 5000 samples).
-pub(crate) const STEER_GAIN: f64 = 2e-4;
+const STEER_GAIN: f64 = 2e-4;
 /// The output follows the fit at once until the history holds this many
 /// samples (the first fits' offsets move by a large part of the tick).
 const STEER_MIN_POINTS: usize = 256;
@@ -114,6 +114,11 @@ fn terms(x: f64, tau: f64, mu: f64) -> (f64, f64, f64) {
     } else {
         (-x / mu + (tau / mu).exp_m1().ln(), -1.0 / mu, 0.0)
     }
+}
+
+/// How far `slope` is from the expected period `p`, in ppm of `p`.
+fn ppm_off(slope: f64, p: f64) -> f64 {
+    (slope - p).abs() / p * 1e6
 }
 
 /// Iterates the non-queued points (bursts carry no delay information).
@@ -230,9 +235,9 @@ impl QuantFit {
         };
         l = Line { n0, c: c0, ..l };
         // Feasible start: every sample strictly after the line.
-        let min_x = free(pts)
-            .map(|p| l.residual(p.n, p.q))
-            .fold(f64::INFINITY, f64::min);
+        let (min_x, n_free) = free(pts).fold((f64::INFINITY, 0usize), |(m, k), p| {
+            (m.min(l.residual(p.n, p.q)), k + 1)
+        });
         if !min_x.is_finite() {
             self.clear();
             return;
@@ -257,8 +262,8 @@ impl QuantFit {
         self.fitted = (l.slope > 0.0 && l.slope.is_finite() && l.c.is_finite()).then_some(l);
         // Only a slope the prior holds is worth integrating: the first fits,
         // on a second of samples, can be hundreds of ppm off.
-        let held = period.is_some_and(|p| (l.slope - p).abs() / p * 1e6 < 3.0 * PRIOR_PPM);
-        if held && free(pts).count() >= STEER_MIN_POINTS {
+        let held = period.is_some_and(|p| ppm_off(l.slope, p) < 3.0 * PRIOR_PPM);
+        if held && n_free >= STEER_MIN_POINTS {
             self.steer(last.n, tau);
         } else {
             self.out = self.fitted;
@@ -280,8 +285,8 @@ impl QuantFit {
     ) {
         let mu = self.mu.max(1e-3 * tau);
         let prior = period.and_then(|p| {
-            let off = (l.slope - p).abs() / p * 1e6;
-            (p > 0.0 && off < PRIOR_GATE_PPM).then(|| (p, 1.0 / (p * PRIOR_PPM * 1e-6).powi(2)))
+            (p > 0.0 && ppm_off(l.slope, p) < PRIOR_GATE_PPM)
+                .then(|| (p, 1.0 / (p * PRIOR_PPM * 1e-6).powi(2)))
         });
         let span = ((last_n - first_n) as f64).max(1.0);
         let mut at = Self::eval(pts, l, tau, mu, prior, n0);

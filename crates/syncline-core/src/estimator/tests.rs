@@ -532,23 +532,42 @@ fn capacity_is_bounded_by_max_samples() {
     assert_eq!(Estimator::new(c).unwrap().status().window_capacity, 1 << 20);
 }
 
-/// A 30 Hz camera stamped on a 4 ms host tick (TUM RGB-D style): the
-/// arrival is the first tick after the sample is ready. The fit must use
-/// the tick likelihood (not least squares, whose error is about the
-/// quantisation's spread over the square root of the history).
-fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
-    const P30: i64 = 33_333_333;
+const P30: i64 = 33_333_333;
+
+/// A 30 Hz camera stamped on a 4 ms host tick whose grid lies at `phase`
+/// (TUM RGB-D style): the arrival is the first tick after the sample is
+/// ready, 1 ms + Exp(1 ms) after its time. `(time, arrival)` of `n`
+/// samples; from sample `step.0` on, the host clock is `step.1` ns ahead
+/// (both the times and the arrivals, in host time, move).
+fn quantised_stream(
+    seed: u64,
+    n: i64,
+    drift_ppm: f64,
+    phase: i64,
+    step: (i64, i64),
+) -> Vec<(i64, i64)> {
     const TICK: i64 = 4_000_000;
     let mut rng = Rng(seed);
-    let phase = 1_234_567;
+    (0..n)
+        .map(|k| {
+            let t = T0 + (k as f64 * P30 as f64 * (1.0 + drift_ppm * 1e-6)) as i64;
+            let t = if k >= step.0 { t + step.1 } else { t };
+            let ready = t + 1_000_000 + rng.exp(1e6);
+            (t, ((ready - phase).div_euclid(TICK) + 1) * TICK + phase)
+        })
+        .collect()
+}
+
+/// The RMS error (median removed, first 10 % not scored) on a quantised
+/// stream. The fit must use the tick likelihood (not least squares, whose
+/// error is about the quantisation's spread over the square root of the
+/// history).
+fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
     let mut e = est(Some(P30));
-    let mut errs = Vec::new();
-    for k in 0..1800i64 {
-        let t = T0 + (k as f64 * P30 as f64 * (1.0 + drift_ppm * 1e-6)) as i64;
-        let ready = t + 1_000_000 + rng.exp(1e6);
-        let q = ((ready - phase).div_euclid(TICK) + 1) * TICK + phase;
-        errs.push((e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64);
-    }
+    let errs: Vec<f64> = quantised_stream(seed, 1800, drift_ppm, 1_234_567, (0, 0))
+        .into_iter()
+        .map(|(t, q)| (e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64)
+        .collect();
     let scored = &errs[180..];
     let mut sorted = scored.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -690,17 +709,14 @@ fn pulses_follow_a_renumbering_of_the_samples() {
 /// a 12 ppm error), never by the fit's offset steps.
 #[test]
 fn quantised_output_holds_its_offset_while_the_fit_wanders() {
-    const P30: i64 = 33_333_333;
-    const TICK: i64 = 4_000_000;
     for (seed, drift) in [(21u64, 0.0), (22, 4.0), (23, -9.0)] {
-        let mut rng = Rng(seed);
         let mut e = est(Some(P30));
         let mut prev: Option<i64> = None;
         let mut worst = 0i64;
-        for k in 0..1200i64 {
-            let t = T0 + (k as f64 * P30 as f64 * (1.0 + drift * 1e-6)) as i64;
-            let ready = t + 1_000_000 + rng.exp(1e6);
-            let q = ((ready - 777_777).div_euclid(TICK) + 1) * TICK + 777_777;
+        for (k, (t, q)) in quantised_stream(seed, 1200, drift, 777_777, (0, 0))
+            .into_iter()
+            .enumerate()
+        {
             let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t;
             if k > 300
                 && let Some(p) = prev
@@ -719,17 +735,11 @@ fn quantised_output_holds_its_offset_while_the_fit_wanders() {
 /// offset closed at the slow steering rate.
 #[test]
 fn quantised_output_follows_a_clock_step() {
-    const P30: i64 = 33_333_333;
-    const TICK: i64 = 4_000_000;
-    let mut rng = Rng(31);
     let mut e = est(Some(P30));
     let (mut before, mut after) = (Vec::new(), Vec::new());
-    for k in 0..1500i64 {
-        let t = T0 + k * P30;
-        let step = if k >= 900 { 10_000_000 } else { 0 };
-        let ready = t + step + 1_000_000 + rng.exp(1e6);
-        let q = ((ready - 123_456).div_euclid(TICK) + 1) * TICK + 123_456;
-        let err = e.update(ts(q)).unwrap().stamp.as_nanos() - (t + step);
+    let s = quantised_stream(31, 1500, 0.0, 123_456, (900, 10_000_000));
+    for (k, (t, q)) in s.into_iter().enumerate() {
+        let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t;
         if (600..900).contains(&k) {
             before.push(err);
         } else if k >= 1200 {
