@@ -36,14 +36,21 @@
 //! to a fraction of the tick (tens of µs with a 4 ms tick), and it moves by
 //! that much as samples come and go; an estimate that followed it would
 //! carry that wander, while a constant error is only an unobservable
-//! latency. So the output line takes the fit's slope at once and follows
-//! its offset slowly ([`STEER_GAIN`] per sample): the output's error is
-//! then the integral of the slope's error, plus a small share of the
-//! offset's. It follows the fit at once while the history is young
-//! ([`STEER_MIN_POINTS`]) or the fitted period is more than three prior
-//! standard deviations from the expected one, after a detected change
-//! ([`QuantFit::resync`]), and when the two part by more than half a tick
-//! (more than the offset's uncertainty: a change).
+//! latency. So the output is anchored to its own past: it takes the fit's
+//! slope, and its offset is the fit's plus the mean gap between the past
+//! outputs and the current fit at their sample numbers (an exponentially
+//! weighted centroid, [`Anchor`], that forgets over twice the history). The
+//! current fit is the best knowledge of where the past outputs were wrong;
+//! the new output sits where they sat on average, so the error stays level
+//! and the fit's offset error cancels. What remains is the current slope's
+//! error times the distance to the centroid, instead of the integral of
+//! every earlier slope's error that an output merely holding its offset
+//! would carry. The output follows the fit directly while the history is
+//! young ([`ANCHOR_MIN_POINTS`]) or, before the anchor exists, while the
+//! fitted period is more than three prior standard deviations from the
+//! expected one; the anchor is dropped after a detected change
+//! ([`QuantFit::resync`]) and when the gap exceeds half a tick (more than
+//! the offset's uncertainty: a change).
 //!
 //! Every refit costs O(history) and allocates nothing; it runs only for
 //! arrival clocks detected as quantised.
@@ -58,12 +65,13 @@ use super::fit::{Line, Point};
 /// about equally well; 3 ppm shrinks real drifts too much, 20 ppm lets the
 /// slope wander; `docs/PERFORMANCE.md`.)
 const PRIOR_PPM: f64 = 12.0;
-/// Share of the gap between the fit's offset and the output's that the
-/// output closes per sample (a time constant of 5000 samples).
-const STEER_GAIN: f64 = 2e-4;
+/// The anchor's memory, in multiples of the history's sample count (the
+/// weight of an output decays by `e` over this many samples), so that the
+/// centroid lies within the span where the fitted line holds.
+const ANCHOR_MEMORY: f64 = 2.0;
 /// The output follows the fit at once until the history holds this many
 /// samples (the first fits' offsets move by a large part of the tick).
-const STEER_MIN_POINTS: usize = 256;
+const ANCHOR_MIN_POINTS: usize = 256;
 /// The prior is used only while the fitted period is within this many ppm
 /// of the expected one (a wrong expected period must not bias the fit).
 const PRIOR_GATE_PPM: f64 = 200.0;
@@ -78,11 +86,26 @@ const NEWTON_TOL_NS: f64 = 100.0;
 pub(crate) struct QuantFit {
     /// The current fitted line (absolute `n0`, `q0`), if fitted.
     fitted: Option<Line>,
-    /// The output line: the fit's slope, the offset steered slowly toward
-    /// the fit's (see the module documentation).
+    /// The output line: the fit's slope, the offset anchored to the past
+    /// outputs (see the module documentation).
     out: Option<Line>,
+    /// The weighted centroid of the past outputs, once the output is
+    /// anchored.
+    anchor: Option<Anchor>,
     /// Mean of the exponential delay above the line, ns.
     mu: f64,
+}
+
+/// The exponentially weighted centroid of the past outputs, relative to the
+/// latest output point (`out.n0`, its value).
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    /// Total weight (the latest output counts 1).
+    w: f64,
+    /// The centroid's sample number minus the latest output's (≤ 0).
+    dn: f64,
+    /// The centroid's output value minus the latest output's value, ns.
+    dq: f64,
 }
 
 /// Log-likelihood, gradient and Hessian of a line.
@@ -131,6 +154,7 @@ impl QuantFit {
         QuantFit {
             fitted: None,
             out: None,
+            anchor: None,
             mu: 0.0,
         }
     }
@@ -139,39 +163,62 @@ impl QuantFit {
     pub fn clear(&mut self) {
         self.fitted = None;
         self.out = None;
+        self.anchor = None;
     }
 
-    /// Makes the output line follow the fit at once from now on (after a
-    /// detected change, the old offset no longer holds).
+    /// Drops the anchor: the output follows the fit again until it is
+    /// re-anchored (after a detected change the old outputs no longer tell
+    /// where the new ones belong).
     pub fn resync(&mut self) {
-        self.out = None;
+        self.anchor = None;
     }
 
-    /// The output line (the fit's slope, its offset steered slowly).
+    /// The output line (the fit's slope, its offset anchored).
     pub fn line(&self) -> Option<Line> {
         self.out
     }
 
-    /// Steers the output line at sample `n` after a refit: the fit's slope,
-    /// and the output's previous value moved by [`STEER_GAIN`] per sample
-    /// since the last step toward the fit's value; the fit's value where
-    /// there is no output yet or the two part by more than half a tick.
-    fn steer(&mut self, n: i64, tau: f64) {
+    /// Sets the output line at sample `n` after a refit on `n_free`
+    /// samples: the fit's value plus the anchor's mean gap (the fit's value
+    /// alone where there is no anchor yet or the gap exceeds half a tick),
+    /// then adds the new output to the anchor.
+    fn place_output(&mut self, n: i64, tau: f64, n_free: usize) {
         let Some((fit, f)) = self.fitted.and_then(|l| Some((l, l.offset(n)?))) else {
             self.out = None;
+            self.anchor = None;
             return;
         };
-        // The previous output's value at `n`, relative to the fit's `q0`.
-        let prev = self.out.and_then(|o| {
-            let v = o.offset(n)? + o.q0.checked_sub(fit.q0)? as f64;
-            Some((v, n.saturating_sub(o.n0)))
+        // The anchor's centroid: its output value relative to the fit's
+        // `q0`, at sample `n_prev + dn`.
+        let centroid = self.anchor.zip(self.out).and_then(|(a, o)| {
+            let value = o.q0.checked_sub(fit.q0)? as f64 + o.c + a.dq;
+            Some((a, o.n0, value))
         });
-        let c = match prev {
-            Some((v, steps)) if (f - v).abs() <= 0.5 * tau => {
-                v + (STEER_GAIN * steps.max(0) as f64).min(1.0) * (f - v)
+        // The mean gap between the past outputs and the current fit.
+        let anchored = centroid.and_then(|(a, n_prev, value)| {
+            let at = n_prev.saturating_sub(fit.n0) as f64 + a.dn;
+            let gap = value - (fit.c + fit.slope * at);
+            (gap.is_finite() && gap.abs() <= 0.5 * tau).then_some((a, n_prev, value, gap))
+        });
+        let c = anchored.map_or(f, |(.., gap)| f + gap);
+        // The new output, at (n, c), becomes the centroid's origin.
+        let keep = 1.0 - 1.0 / (ANCHOR_MEMORY * n_free.max(1) as f64);
+        self.anchor = Some(match anchored {
+            Some((a, n_prev, value, _)) => {
+                let w = keep * a.w;
+                let total = w + 1.0;
+                Anchor {
+                    w: total,
+                    dn: (a.dn + n_prev.saturating_sub(n) as f64) * w / total,
+                    dq: (value - c) * w / total,
+                }
             }
-            _ => f,
-        };
+            None => Anchor {
+                w: 1.0,
+                dn: 0.0,
+                dq: 0.0,
+            },
+        });
         self.out = Some(Line { n0: n, c, ..fit });
     }
 
@@ -260,13 +307,16 @@ impl QuantFit {
             self.round(pts, &mut l, tau, period, n0, first.n, last.n);
         }
         self.fitted = (l.slope > 0.0 && l.slope.is_finite() && l.c.is_finite()).then_some(l);
-        // Only a slope the prior holds is worth integrating: the first fits,
-        // on a second of samples, can be hundreds of ppm off.
+        // Anchor only on a slope the prior holds: the first fits, on a
+        // second of samples, can be hundreds of ppm off. Once anchored, a
+        // passing excursion of the fitted slope (one sample can move the
+        // fit by a large part of the tick) does not unsettle the output.
         let held = period.is_some_and(|p| ppm_off(l.slope, p) < 3.0 * PRIOR_PPM);
-        if held && n_free >= STEER_MIN_POINTS {
-            self.steer(last.n, tau);
+        if (held || self.anchor.is_some()) && n_free >= ANCHOR_MIN_POINTS {
+            self.place_output(last.n, tau, n_free);
         } else {
             self.out = self.fitted;
+            self.anchor = None;
         }
     }
 
