@@ -757,3 +757,51 @@ fn quantised_output_follows_a_clock_step() {
         shift / 1e3
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Bad input on an anchored quantised stream (jumps by hours either
+    /// way, repeats, steps back, extreme times, announced losses) is an
+    /// estimate or a counted rejection, never a panic.
+    #[test]
+    fn bad_input_on_an_anchored_quantised_stream_is_handled(
+        seed in 0u64..1000,
+        drift in -30.0f64..30.0,
+        faults in proptest::collection::vec((300usize..600, 0u8..6, any::<i64>()), 1..12),
+    ) {
+        let mut stream: Vec<Option<i64>> = quantised_stream(seed, 600, drift, 777_777, (0, 0))
+            .into_iter()
+            .map(|(_, q)| Some(q))
+            .collect();
+        for &(at, kind, v) in &faults {
+            let q = stream[at].unwrap_or(T0);
+            stream[at] = match kind {
+                0 => q.checked_add(v.rem_euclid(10_000) * 3_600_000_000_000 / 1000),
+                1 => q.checked_sub(v.rem_euclid(7_200_000_000_000)),
+                2 => stream[at - 1],
+                3 => Some(v),
+                4 => None, // an announced loss in place of the sample
+                _ => q.checked_add(v.rem_euclid(8_000_000) - 4_000_000),
+            };
+        }
+        let mut e = est(Some(P30));
+        let (mut ok, mut rejected) = (0u64, 0u64);
+        for (k, q) in stream.into_iter().enumerate() {
+            if k == 300 {
+                // The faults hit the anchored quantised output.
+                prop_assert_eq!(e.status().mode, FitMode::Quantised);
+            }
+            match q {
+                Some(q) => match e.update(ts(q)) {
+                    Ok(_) => ok += 1,
+                    Err(_) => rejected += 1,
+                },
+                None => e.update_loss(),
+            }
+        }
+        let st = e.status();
+        prop_assert_eq!(st.samples, ok);
+        prop_assert!(st.rejected_backwards <= rejected);
+        prop_assert!(serde_json::to_string(&st).is_ok());
+    }
+}
