@@ -188,17 +188,14 @@ impl QuantFit {
             self.anchor = None;
             return;
         };
-        // The anchor's centroid: its output value relative to the fit's
-        // `q0`, at sample `n_prev + dn`.
-        let centroid = self.anchor.zip(self.out).and_then(|(a, o)| {
+        // The mean gap between the past outputs and the current fit, at the
+        // anchor's centroid: its output value relative to the fit's `q0`,
+        // at sample `o.n0 + dn` (`at`, relative to the fit's `n0`).
+        let anchored = self.anchor.zip(self.out).and_then(|(a, o)| {
             let value = o.q0.checked_sub(fit.q0)? as f64 + o.c + a.dq;
-            Some((a, o.n0, value))
-        });
-        // The mean gap between the past outputs and the current fit.
-        let anchored = centroid.and_then(|(a, n_prev, value)| {
-            let at = n_prev.saturating_sub(fit.n0) as f64 + a.dn;
+            let at = o.n0.saturating_sub(fit.n0) as f64 + a.dn;
             let gap = value - (fit.c + fit.slope * at);
-            (gap.is_finite() && gap.abs() <= 0.5 * tau).then_some((a, n_prev, value, gap))
+            (gap.is_finite() && gap.abs() <= 0.5 * tau).then_some((a, o.n0, value, gap))
         });
         let c = anchored.map_or(f, |(.., gap)| f + gap);
         // The new output, at (n, c), becomes the centroid's origin.
