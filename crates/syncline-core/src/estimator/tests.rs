@@ -28,13 +28,19 @@ impl Rng {
     }
 }
 
+/// The error (estimate − time, ns) of each `(time, arrival)` sample run
+/// through `e`.
+fn errors(e: &mut Estimator, samples: &[(i64, i64)]) -> Vec<i64> {
+    samples
+        .iter()
+        .map(|&(t, q)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
+        .collect()
+}
+
 /// Feeds `k -> (true time, arrival)` for the kept samples; returns the
 /// de-biased max |error| after `warmup` samples.
 fn max_error(e: &mut Estimator, samples: &[(i64, i64)], warmup: usize) -> i64 {
-    let errs: Vec<i64> = samples
-        .iter()
-        .map(|&(t, q)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
-        .collect();
+    let errs = errors(e, samples);
     let mut sorted = errs[warmup..].to_vec();
     sorted.sort_unstable();
     let med = sorted[sorted.len() / 2];
@@ -99,10 +105,7 @@ fn losses_are_told_from_stalls() {
     // 3 % unannounced losses, and stalls of 15-45 ms that queue the next samples.
     let s = lossy_stalling_stream(11, 6000, 0.004);
     let mut e = est(Some(P));
-    let errs: Vec<i64> = s
-        .iter()
-        .map(|&(t, q)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
-        .collect();
+    let errs = errors(&mut e, &s);
     // A stall that ends near a whole period after the sample looks exactly
     // like a loss at zero latency; with 3 % losses the evidence favours
     // losses, so some stalled samples are misjudged (each resolved by the
@@ -362,10 +365,7 @@ fn period_step_is_detected() {
         s.push((t, t + 1_000_000 + rng.exp(1e6)));
     }
     let mut e = est(Some(25_000_000));
-    let errs: Vec<i64> = s
-        .iter()
-        .map(|&(t, q)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
-        .collect();
+    let errs = errors(&mut e, &s);
     assert!(e.status().changes_detected >= 1);
     let late = errs[2000..]
         .iter()
@@ -564,10 +564,8 @@ fn quantised_stream(
 /// history).
 fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
     let mut e = est(Some(P30));
-    let errs: Vec<f64> = quantised_stream(seed, 1800, drift_ppm, 1_234_567, (0, 0))
-        .into_iter()
-        .map(|(t, q)| (e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64)
-        .collect();
+    let s = quantised_stream(seed, 1800, drift_ppm, 1_234_567, (0, 0));
+    let errs: Vec<f64> = errors(&mut e, &s).into_iter().map(|x| x as f64).collect();
     let scored = &errs[180..];
     let mut sorted = scored.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -716,16 +714,11 @@ fn quantised_output_stays_level_while_the_fit_wanders() {
     let mut total = 0.0;
     for (seed, drift) in draws {
         let mut e = est(Some(P30));
-        let mut errs = Vec::new();
-        for (k, (t, q)) in quantised_stream(seed, 1200, drift, 777_777, (0, 0))
-            .into_iter()
-            .enumerate()
-        {
-            let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t;
-            if k >= 300 {
-                errs.push(err as f64);
-            }
-        }
+        let s = quantised_stream(seed, 1200, drift, 777_777, (0, 0));
+        let errs: Vec<f64> = errors(&mut e, &s)[300..]
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
         assert_eq!(e.status().mode, FitMode::Quantised);
         let mean = errs.iter().sum::<f64>() / errs.len() as f64;
         let var = errs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / errs.len() as f64;
@@ -741,18 +734,10 @@ fn quantised_output_stays_level_while_the_fit_wanders() {
 #[test]
 fn quantised_output_follows_a_clock_step() {
     let mut e = est(Some(P30));
-    let (mut before, mut after) = (Vec::new(), Vec::new());
     let s = quantised_stream(31, 1500, 0.0, 123_456, (900, 10_000_000));
-    for (k, (t, q)) in s.into_iter().enumerate() {
-        let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t;
-        if (600..900).contains(&k) {
-            before.push(err);
-        } else if k >= 1200 {
-            after.push(err);
-        }
-    }
+    let errs = errors(&mut e, &s);
     let mean = |v: &[i64]| v.iter().sum::<i64>() as f64 / v.len() as f64;
-    let shift = mean(&after) - mean(&before);
+    let shift = mean(&errs[1200..]) - mean(&errs[600..900]);
     assert!(
         shift.abs() < 500e3,
         "off the new line by {:.0} us",
