@@ -121,9 +121,10 @@ struct Eval {
     m: f64,
 }
 
-/// `(log P, d log P/dx, d² log P/dx²)` of one sample at residual `x`.
+/// `(log P, d log P/dx, d² log P/dx²)` of one sample at residual `x`;
+/// `far` is [`far_term`]`(tau, mu)`, the same for every sample of a pass.
 #[inline]
-fn terms(x: f64, tau: f64, mu: f64) -> (f64, f64, f64) {
+fn terms(x: f64, tau: f64, mu: f64, far: f64) -> (f64, f64, f64) {
     if x <= 0.0 {
         return (f64::NEG_INFINITY, 0.0, 0.0);
     }
@@ -135,8 +136,13 @@ fn terms(x: f64, tau: f64, mu: f64) -> (f64, f64, f64) {
         }
         (om.ln(), e / (mu * om), -e / (mu * mu * om * om))
     } else {
-        (-x / mu + (tau / mu).exp_m1().ln(), -1.0 / mu, 0.0)
+        (-x / mu + far, -1.0 / mu, 0.0)
     }
+}
+
+/// `ln(exp(τ/μ) − 1)`, the constant part of `log P` beyond one tick.
+fn far_term(tau: f64, mu: f64) -> f64 {
+    (tau / mu).exp_m1().ln()
 }
 
 /// How far `slope` is from the expected period `p`, in ppm of `p`.
@@ -230,9 +236,10 @@ impl QuantFit {
         n0: i64,
     ) -> Eval {
         let mut e = Eval::default();
+        let far = far_term(tau, mu);
         for p in free(pts) {
             let d = (p.n - n0) as f64;
-            let (f, g, h) = terms(l.residual(p.n, p.q), tau, mu);
+            let (f, g, h) = terms(l.residual(p.n, p.q), tau, mu, far);
             if f == f64::NEG_INFINITY {
                 e.f = f;
                 return e;
@@ -386,7 +393,9 @@ impl QuantFit {
                 continue;
             }
             let lo = (x - tau).max(0.0);
-            let (el, eh) = ((-lo / mu).exp(), (-x / mu).exp());
+            // exp(−0/μ) is exactly 1: most samples lie within a tick.
+            let el = if lo > 0.0 { (-lo / mu).exp() } else { 1.0 };
+            let eh = (-x / mu).exp();
             s += if el - eh > 1e-300 {
                 mu + (lo * el - x * eh) / (el - eh)
             } else {
