@@ -9,7 +9,8 @@
 //! * a **least-squares** line from exact integer running sums, the better
 //!   estimator for symmetric noise;
 //! * on a quantised (coarse) arrival clock, the maximum-likelihood line of
-//!   `quant.rs`, refitted over the history at every point (O(N)).
+//!   `quant.rs`, refitted over the history (O(N)) at every point, or
+//!   every `N / REFIT_POINTS` points on a long history.
 //!
 //! Points are only appended between rebuilds; every `rebuild_every` points
 //! (about half the history) the history is trimmed, re-anchored and
@@ -238,6 +239,13 @@ impl LineFit {
         self.quant.clear();
         self.rebuild_now();
         self.stats_valid = false;
+    }
+
+    /// History points the quantised fit has refitted over, summed over
+    /// every refit.
+    #[cfg(test)]
+    pub fn quant_work(&self) -> u64 {
+        self.quant.work()
     }
 
     /// Points held.

@@ -1,3 +1,4 @@
+use super::quant::REFIT_POINTS;
 use super::*;
 use proptest::prelude::*;
 
@@ -546,16 +547,48 @@ fn quantised_stream(
     phase: i64,
     step: (i64, i64),
 ) -> Vec<(i64, i64)> {
-    const TICK: i64 = 4_000_000;
-    let mut rng = Rng(seed);
-    (0..n)
-        .map(|k| {
-            let t = T0 + (k as f64 * P30 as f64 * (1.0 + drift_ppm * 1e-6)) as i64;
-            let t = if k >= step.0 { t + step.1 } else { t };
-            let ready = t + 1_000_000 + rng.exp(1e6);
-            (t, ((ready - phase).div_euclid(TICK) + 1) * TICK + phase)
-        })
-        .collect()
+    let clock = QuantClock {
+        period: P30,
+        tick: 4_000_000,
+        delay: 1_000_000,
+    };
+    clock.stream(seed, n, drift_ppm, phase, step)
+}
+
+/// A stream on a quantised arrival clock: `period` (ns), host `tick` (ns),
+/// ready `delay` + Exp(`delay`) after the sample's time.
+struct QuantClock {
+    period: i64,
+    tick: i64,
+    delay: i64,
+}
+
+impl QuantClock {
+    /// See [`quantised_stream`].
+    fn stream(
+        &self,
+        seed: u64,
+        n: i64,
+        drift_ppm: f64,
+        phase: i64,
+        step: (i64, i64),
+    ) -> Vec<(i64, i64)> {
+        let mut rng = Rng(seed);
+        let mut last = i64::MIN;
+        (0..n)
+            .map(|k| {
+                let t = T0 + (k as f64 * self.period as f64 * (1.0 + drift_ppm * 1e-6)) as i64;
+                let t = if k >= step.0 { t + step.1 } else { t };
+                // FIFO: a sample is not delivered before its predecessor.
+                let ready = (t + self.delay + rng.exp(self.delay as f64)).max(last);
+                last = ready;
+                (
+                    t,
+                    ((ready - phase).div_euclid(self.tick) + 1) * self.tick + phase,
+                )
+            })
+            .collect()
+    }
 }
 
 /// The RMS error (median removed, first 10 % not scored) on a quantised
@@ -566,13 +599,15 @@ fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
     let mut e = est(Some(P30));
     let s = quantised_stream(seed, 1800, drift_ppm, 1_234_567, (0, 0));
     let errs: Vec<f64> = errors(&mut e, &s).into_iter().map(|x| x as f64).collect();
-    let scored = &errs[180..];
-    let mut sorted = scored.to_vec();
+    (debiased_rms(&errs[180..]), e.status())
+}
+
+/// The RMS of `errs` about their median (a constant error is a latency).
+fn debiased_rms(errs: &[f64]) -> f64 {
+    let mut sorted = errs.to_vec();
     sorted.sort_by(f64::total_cmp);
     let med = sorted[sorted.len() / 2];
-    let rms =
-        (scored.iter().map(|x| (x - med) * (x - med)).sum::<f64>() / scored.len() as f64).sqrt();
-    (rms, e.status())
+    (errs.iter().map(|x| (x - med) * (x - med)).sum::<f64>() / errs.len() as f64).sqrt()
 }
 
 #[test]
@@ -587,6 +622,35 @@ fn quantised_arrival_clock_is_fitted_by_its_likelihood() {
         let bound = if drift.abs() < 5.0 { 60e3 } else { 250e3 };
         assert!(rms < bound, "seed {seed}: rms {:.1} us", rms / 1e3);
     }
+}
+
+/// A 400 Hz IMU on a 1 ms host tick fills the history's 8192 points: the
+/// quantised fit must not refit all of them at every update (that costs
+/// about a millisecond per update, more than the period of a 1 kHz stream),
+/// and refitting less often must not cost accuracy.
+#[test]
+fn quantised_fit_work_per_update_is_bounded_on_a_long_history() {
+    let clock = QuantClock {
+        period: 2_500_000,
+        tick: 1_000_000,
+        delay: 300_000,
+    };
+    let n = 12_000;
+    let s = clock.stream(5, n, 10.0, 123_456, (0, 0));
+    let mut e = est(Some(2_500_000));
+    let errs: Vec<f64> = errors(&mut e, &s).into_iter().map(|x| x as f64).collect();
+    let st = e.status();
+    assert_eq!(st.mode, FitMode::Quantised);
+    assert_eq!(st.arrival_tick_ns, Some(1_000_000));
+    // The history is bounded by the window's capacity (8192 points here).
+    assert!(st.window_fill > 6_000, "history {}", st.window_fill);
+    let work = e.fit.quant_work();
+    let rms = debiased_rms(&errs[(n / 10) as usize..]);
+    assert!(
+        work <= REFIT_POINTS as u64 * n as u64,
+        "{work} points refitted over {n} updates"
+    );
+    assert!(rms < 12e3, "rms {:.1} us", rms / 1e3);
 }
 
 /// Samples `0..n` at period `P`, 1 ms + Exp(0.3 ms) late, FIFO; `extra(k)`
