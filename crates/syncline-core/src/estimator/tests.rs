@@ -535,26 +535,6 @@ fn capacity_is_bounded_by_max_samples() {
 
 const P30: i64 = 33_333_333;
 
-/// A 30 Hz camera stamped on a 4 ms host tick whose grid lies at `phase`
-/// (TUM RGB-D style): the arrival is the first tick after the sample is
-/// ready, 1 ms + Exp(1 ms) after its time. `(time, arrival)` of `n`
-/// samples; from sample `step.0` on, the host clock is `step.1` ns ahead
-/// (both the times and the arrivals, in host time, move).
-fn quantised_stream(
-    seed: u64,
-    n: i64,
-    drift_ppm: f64,
-    phase: i64,
-    step: (i64, i64),
-) -> Vec<(i64, i64)> {
-    let clock = QuantClock {
-        period: P30,
-        tick: 4_000_000,
-        delay: 1_000_000,
-    };
-    clock.stream(seed, n, drift_ppm, phase, step)
-}
-
 /// A stream on a quantised arrival clock: `period` (ns), host `tick` (ns),
 /// ready `delay` + Exp(`delay`) after the sample's time.
 struct QuantClock {
@@ -563,8 +543,19 @@ struct QuantClock {
     delay: i64,
 }
 
+/// A 30 Hz camera stamped on a 4 ms host tick (TUM RGB-D style), ready
+/// 1 ms + Exp(1 ms) after its time.
+const CAMERA: QuantClock = QuantClock {
+    period: P30,
+    tick: 4_000_000,
+    delay: 1_000_000,
+};
+
 impl QuantClock {
-    /// See [`quantised_stream`].
+    /// `(time, arrival)` of `n` samples, the arrival the first tick of the
+    /// grid at `phase` after the sample is ready (FIFO); from sample
+    /// `step.0` on, the host clock is `step.1` ns ahead (both the times and
+    /// the arrivals, in host time, move).
     fn stream(
         &self,
         seed: u64,
@@ -597,7 +588,7 @@ impl QuantClock {
 /// history).
 fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
     let mut e = est(Some(P30));
-    let s = quantised_stream(seed, 1800, drift_ppm, 1_234_567, (0, 0));
+    let s = CAMERA.stream(seed, 1800, drift_ppm, 1_234_567, (0, 0));
     let errs: Vec<f64> = errors(&mut e, &s).into_iter().map(|x| x as f64).collect();
     (debiased_rms(&errs[180..]), e.status())
 }
@@ -778,7 +769,7 @@ fn quantised_output_stays_level_while_the_fit_wanders() {
     let mut total = 0.0;
     for (seed, drift) in draws {
         let mut e = est(Some(P30));
-        let s = quantised_stream(seed, 1200, drift, 777_777, (0, 0));
+        let s = CAMERA.stream(seed, 1200, drift, 777_777, (0, 0));
         let errs: Vec<f64> = errors(&mut e, &s)[300..]
             .iter()
             .map(|&x| x as f64)
@@ -798,7 +789,7 @@ fn quantised_output_stays_level_while_the_fit_wanders() {
 #[test]
 fn quantised_output_follows_a_clock_step() {
     let mut e = est(Some(P30));
-    let s = quantised_stream(31, 1500, 0.0, 123_456, (900, 10_000_000));
+    let s = CAMERA.stream(31, 1500, 0.0, 123_456, (900, 10_000_000));
     let errs = errors(&mut e, &s);
     let mean = |v: &[i64]| v.iter().sum::<i64>() as f64 / v.len() as f64;
     let shift = mean(&errs[1200..]) - mean(&errs[600..900]);
@@ -820,7 +811,7 @@ proptest! {
         drift in -30.0f64..30.0,
         faults in proptest::collection::vec((300usize..600, 0u8..6, any::<i64>()), 1..12),
     ) {
-        let mut stream: Vec<Option<i64>> = quantised_stream(seed, 600, drift, 777_777, (0, 0))
+        let mut stream: Vec<Option<i64>> = CAMERA.stream(seed, 600, drift, 777_777, (0, 0))
             .into_iter()
             .map(|(_, q)| Some(q))
             .collect();
