@@ -106,7 +106,8 @@ fn quantised_arrivals(n: usize, period: i64, tick: i64, delay: i64) -> Vec<Times
         .collect()
 }
 
-/// `m` updates of the quantised-clock fit after `warm` updates of warm-up.
+/// The updates of `input` after the first `warm` (the warm-up, not timed),
+/// for the quantised-clock fit at the expected `period` (ns).
 fn bench_quantised(bencher: Bencher, input: &[Timestamp], warm: usize, period: i64) {
     bencher
         .counter(ItemsCount::new(input.len() - warm))

@@ -589,16 +589,17 @@ impl QuantClock {
 fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
     let mut e = est(Some(P30));
     let s = CAMERA.stream(seed, 1800, drift_ppm, 1_234_567, (0, 0));
-    let errs: Vec<f64> = errors(&mut e, &s).into_iter().map(|x| x as f64).collect();
-    (debiased_rms(&errs[180..]), e.status())
+    (debiased_rms(&errors(&mut e, &s)[180..]), e.status())
 }
 
-/// The RMS of `errs` about their median (a constant error is a latency).
-fn debiased_rms(errs: &[f64]) -> f64 {
+/// The RMS of `errs` (ns) about their median (a constant error is a
+/// latency).
+fn debiased_rms(errs: &[i64]) -> f64 {
     let mut sorted = errs.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let med = sorted[sorted.len() / 2];
-    (errs.iter().map(|x| (x - med) * (x - med)).sum::<f64>() / errs.len() as f64).sqrt()
+    sorted.sort_unstable();
+    let med = sorted[sorted.len() / 2] as f64;
+    let ss = errs.iter().map(|&x| (x as f64 - med).powi(2)).sum::<f64>();
+    (ss / errs.len() as f64).sqrt()
 }
 
 #[test]
@@ -629,7 +630,7 @@ fn quantised_fit_work_per_update_is_bounded_on_a_long_history() {
     let n = 12_000;
     let s = clock.stream(5, n, 10.0, 123_456, (0, 0));
     let mut e = est(Some(2_500_000));
-    let errs: Vec<f64> = errors(&mut e, &s).into_iter().map(|x| x as f64).collect();
+    let errs = errors(&mut e, &s);
     let st = e.status();
     assert_eq!(st.mode, FitMode::Quantised);
     assert_eq!(st.arrival_tick_ns, Some(1_000_000));
