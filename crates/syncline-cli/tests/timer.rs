@@ -81,56 +81,18 @@ fn tokio_baseline_has_the_same_structure() {
 
 #[test]
 fn bad_flags_exit_2_naming_the_flag() {
-    for (args, flag) in [
-        (
-            vec!["timer", "--period-ns", "0", "--count", "3"],
-            "--period-ns",
-        ),
-        (
-            vec!["timer", "--period-ns", "-5", "--count", "3"],
-            "--period-ns",
-        ),
-        (
-            vec!["timer", "--period-ns", "10", "--count", "0"],
-            "--count",
-        ),
-        (
-            vec![
-                "timer",
-                "--period-ns",
-                "10",
-                "--count",
-                "3",
-                "--offset-ns",
-                "10",
-            ],
-            "--offset-ns",
-        ),
-        (
-            vec![
-                "timer",
-                "--period-ns",
-                "10",
-                "--count",
-                "3",
-                "--offset-ns",
-                "-1",
-            ],
-            "--offset-ns",
-        ),
-        (
-            vec![
-                "timer",
-                "--period-ns",
-                "10",
-                "--count",
-                "3",
-                "--baseline",
-                "x",
-            ],
-            "--baseline",
-        ),
+    // Each case: `--period-ns`, `--count`, further flags, and the flag the
+    // error must name.
+    for (period, count, more, flag) in [
+        ("0", "3", &[][..], "--period-ns"),
+        ("-5", "3", &[], "--period-ns"),
+        ("10", "0", &[], "--count"),
+        ("10", "3", &["--offset-ns", "10"], "--offset-ns"),
+        ("10", "3", &["--offset-ns", "-1"], "--offset-ns"),
+        ("10", "3", &["--baseline", "x"], "--baseline"),
     ] {
+        let mut args = vec!["timer", "--period-ns", period, "--count", count];
+        args.extend(more);
         let out = syncline(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
