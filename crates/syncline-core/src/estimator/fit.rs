@@ -575,13 +575,20 @@ impl LineFit {
         match self.mode {
             FitMode::Hull if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
             FitMode::LeastSquares if ratio < LS_LEAVE_RATIO => FitMode::Hull,
+            // The arrival clock no longer looks coarse (an arrival off its
+            // grid, or a period that became a whole number of ticks): the
+            // mode its jitter asks for, as a fresh fit would choose.
+            FitMode::Quantised if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
+            FitMode::Quantised => FitMode::Hull,
             m => m,
         }
     }
 
     /// Switches mode if the statistics ask for it, keeping the output
     /// continuous at the newest point (the two lines differ by about the
-    /// mean jitter; a jump there would be an error of that size).
+    /// mean jitter; a jump there would be an error of that size). The
+    /// output so far is the active line (the floor where the mode's own
+    /// line is gone, as the quantised one is once the clock is not coarse).
     fn apply_mode(&mut self) {
         let want = self.wanted_mode();
         if want == self.mode {
@@ -589,7 +596,7 @@ impl LineFit {
         }
         let (Some(last), Some(old), Some(new)) = (
             self.pts.back().map(|p| p.n),
-            self.line_of(self.mode),
+            self.active(),
             self.line_of(want),
         ) else {
             return;
