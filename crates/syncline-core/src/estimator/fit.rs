@@ -273,6 +273,14 @@ impl LineFit {
         self.stats_valid
     }
 
+    /// Whether the residuals above the floor look exponential (one-sided
+    /// delays): the hull mode, with a mean to standard deviation ratio
+    /// below the one that leaves least squares (about 1 for exponential
+    /// delays, 2-3 for symmetric jitter).
+    pub fn exponential_like(&self) -> bool {
+        self.mode == FitMode::Hull && self.stats_valid && self.mean_r < LS_LEAVE_RATIO * self.std_r
+    }
+
     /// The floor line (lower envelope), once two points exist.
     pub fn floor(&self) -> Option<Line> {
         self.floor
@@ -506,22 +514,35 @@ impl LineFit {
             let (x, y) = rel(p);
             (x, y, (y as f64 - fy) - f.slope * (x as f64 - fx))
         };
+        // Where the points gather above the floor: on it for one-sided
+        // delays, around the mean residual for clearly symmetric jitter
+        // (least squares, the mean above 2.5 standard deviations: about 3
+        // for Gaussian jitter under its floor, 1 for exponential delays),
+        // which can be wider than a quarter period.
+        let centre = if self.mode == FitMode::LeastSquares
+            && self.stats_valid
+            && self.mean_r > 2.5 * self.std_r
+        {
+            self.mean_r
+        } else {
+            0.0
+        };
         let (a, b) = self.pts.as_slices();
         for p in a.iter().chain(b).filter(|p| !p.queued) {
             let (_, _, r) = residual(p);
+            near += usize::from((r - centre).abs() < 0.5 * half);
             if r < half {
                 k += 1;
                 sum += r;
                 ss += r * r;
-                near += usize::from(r < 0.5 * half);
             }
         }
-        // A floor that only a minority of the points lie near (within a
-        // quarter period) does not describe the history: it mixes two
-        // numberings, e.g. losses missed at the start, whose points lie a
-        // period or more below the rest and tilt the floor (a bridge from
-        // them to the newest points) and the least-squares line for as long
-        // as they stay in the history.
+        // A history whose points are mostly not where they gather (within
+        // a quarter period) does not fit one line: it mixes two numberings,
+        // e.g. losses missed at the start, whose points lie a period or
+        // more below the rest and tilt the floor (a bridge from them to the
+        // newest points) and the least-squares line for as long as they
+        // stay in the history.
         if self.pts.len() >= 3 * MIN_STATS_POINTS && near < self.pts.len() / 3 {
             self.inconsistent = true;
         }

@@ -59,10 +59,16 @@ const KEEP_AFTER_CHANGE: usize = 12;
 /// Pulses in a row whose place on the arrival floor jumped by whole periods
 /// before the pulses are renumbered to follow the samples.
 const REF_JUMP_RUN: u32 = 3;
-/// Free (not queued) samples whose residuals all lie above
-/// `ABOVE_FACTOR ×` the mean residual signal that the line is too early.
-const ABOVE_RUN: usize = 12;
-const ABOVE_FACTOR: f64 = 2.0;
+/// Runs of free (not queued) samples whose residuals all lie above the
+/// floor by `factor ×` the mean residual signal that the line is too early
+/// (a step up of the latency or of the sensor clock): `(factor, run)`. For
+/// exponential delays each run has the same odds without a change,
+/// `e^(−factor·run) = e^(−24)` per start, and a step of `factor ×` the mean
+/// makes it certain. The first holds in every mode; the smaller steps only
+/// while the residuals look exponential ([`LineFit::exponential_like`]:
+/// under symmetric jitter or a quantised clock's grid, low residuals are
+/// rarer and long runs above half the mean are common).
+const ABOVE_LEVELS: [(f64, u32); 3] = [(2.0, 12), (1.0, 24), (0.5, 48)];
 /// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
 /// residual signal that the line is too late.
 const BELOW_RUN: u32 = 4;
@@ -345,7 +351,7 @@ pub struct Estimator {
     max_index: u64,
     tick: i64,
     gaps: u32,
-    above_run: usize,
+    above_runs: [u32; 3],
     below_run: u32,
     deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
@@ -426,7 +432,7 @@ impl Estimator {
             max_index: 0,
             tick: 0,
             gaps: 0,
-            above_run: 0,
+            above_runs: [0; 3],
             below_run: 0,
             deferred_ref: None,
             young_anchor: None,
@@ -600,7 +606,7 @@ impl Estimator {
         self.refs.clear();
         self.ref_offset = None;
         self.last_ref_n = None;
-        self.above_run = 0;
+        self.above_runs = [0; 3];
         self.below_run = 0;
         self.tick = 0;
         self.gaps = 0;
@@ -905,12 +911,12 @@ impl Estimator {
             } else {
                 self.below_run = 0;
             }
-            if r > ABOVE_FACTOR * mu {
-                self.above_run += 1;
-            } else {
-                self.above_run = 0;
+            for (run, (factor, _)) in self.above_runs.iter_mut().zip(ABOVE_LEVELS) {
+                *run = u32::from(r > factor * mu) * run.saturating_add(1);
             }
-            change = self.above_run >= ABOVE_RUN || self.below_run >= BELOW_RUN;
+            let reached = |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1;
+            let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
+            change = above || self.below_run >= BELOW_RUN;
         }
         self.fit.push(p, self.max_span);
         if !self.matured {
@@ -932,7 +938,7 @@ impl Estimator {
         if change {
             self.fit.keep_last(KEEP_AFTER_CHANGE);
             self.refs.keep_last(2);
-            self.above_run = 0;
+            self.above_runs = [0; 3];
             self.below_run = 0;
             self.st.changes_detected += 1;
         }
