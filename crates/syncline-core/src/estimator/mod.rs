@@ -76,6 +76,13 @@ const BELOW_FACTOR: f64 = 0.5;
 /// A sample arriving within this fraction of a period after its
 /// predecessor was queued behind it (FIFO burst after a stall).
 const QUEUED: f64 = 0.1;
+/// Arrivals in a row before the last accepted one, each at or after the
+/// one before it, that are taken for a step back of the host clock (the
+/// fit restarts at the new time) rather than for bad stamps (rejected). A
+/// single stamp far ahead (a corrupt one) is then followed by at most
+/// `BACK_RUN − 1` rejections, not by a stream rejected until the clock
+/// catches up with it.
+const BACK_RUN: u32 = 3;
 /// Announced losses must show up as a gap within this many updates.
 const ANNOUNCE_TIMEOUT: u32 = 10;
 /// Stall delays are modelled as spread over this many periods.
@@ -118,7 +125,8 @@ pub enum EstimatorError {
     #[error("the history factor must be at least 1")]
     HistoryFactor,
     /// An arrival earlier than the previous one (rejected and counted;
-    /// the estimator state is unchanged).
+    /// the estimator state is unchanged, but a third such arrival in a row
+    /// is taken for a step back of the clock and restarts the fit).
     #[error("arrival {arrival} ns is before the previous arrival {previous} ns")]
     Backwards {
         /// The rejected arrival time.
@@ -303,7 +311,8 @@ pub struct EstimatorStatus {
     pub arrival_tick_ns: Option<i64>,
     /// Changes detected (the history was cut).
     pub changes_detected: u64,
-    /// Restarts after gaps longer than the window.
+    /// Restarts after gaps longer than the window or a step back of the
+    /// arrival clock (three arrivals in a row before the last accepted one).
     pub restarts: u64,
     /// The last estimate.
     pub last_estimate: Option<Timestamp>,
@@ -338,6 +347,9 @@ pub struct Estimator {
     refs: LineFit,
     pending: Option<Pending>,
     last_arrival: Option<i64>,
+    /// Rejected backwards arrivals in a row, and the latest of them.
+    back_run: u32,
+    back_last: i64,
     last_n: Option<i64>,
     next_start: i64,
     learned_period: Option<f64>,
@@ -420,6 +432,8 @@ impl Estimator {
             refs,
             pending: None,
             last_arrival: None,
+            back_run: 0,
+            back_last: 0,
             last_n: None,
             next_start: 0,
             learned_period: None,
@@ -466,8 +480,10 @@ impl Estimator {
     /// A sample arrived at `arrival`: returns its estimated acquisition time.
     ///
     /// An arrival before the previous one is rejected with
-    /// [`EstimatorError::Backwards`] (counted, state unchanged). A gap longer
-    /// than the window restarts the fit (counted).
+    /// [`EstimatorError::Backwards`] (counted, state unchanged), unless it is
+    /// the third such arrival in a row, each at or after the one before:
+    /// the host clock stepped back, and the fit restarts there (counted in
+    /// `restarts`, like a gap longer than the window).
     pub fn update(&mut self, arrival: Timestamp) -> Result<Estimate, EstimatorError> {
         self.update_inner(arrival.as_nanos(), None)
     }
@@ -537,16 +553,30 @@ impl Estimator {
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
         if let Some(last) = self.last_arrival {
             if q < last {
-                self.st.rejected_backwards += 1;
-                return Err(EstimatorError::Backwards {
-                    arrival: q,
-                    previous: last,
-                });
-            }
-            if q.saturating_sub(last) > self.cfg.window.as_nanos() {
-                self.restart(q.saturating_sub(last));
+                let run = if self.back_run > 0 && q >= self.back_last {
+                    self.back_run + 1
+                } else {
+                    1
+                };
+                (self.back_run, self.back_last) = (run, q);
+                if run < BACK_RUN {
+                    self.st.rejected_backwards += 1;
+                    return Err(EstimatorError::Backwards {
+                        arrival: q,
+                        previous: last,
+                    });
+                }
+                // The host clock stepped back: the rejected arrivals were
+                // samples too, so this one follows them in the numbering;
+                // there is no gap to the previous arrival to judge.
+                self.restart(i64::from(run));
+                self.last_arrival = None;
+            } else if q.saturating_sub(last) > self.cfg.window.as_nanos() {
+                let periods = self.gap_periods(q.saturating_sub(last));
+                self.restart(periods);
             }
         }
+        self.back_run = 0;
         if self.announced > 0 {
             self.announce_age += 1;
             if self.announce_age > ANNOUNCE_TIMEOUT {
@@ -584,16 +614,21 @@ impl Estimator {
         })
     }
 
-    /// A gap longer than the window: forget the fits, keep the period and
-    /// continue the numbering by the gap's whole periods.
-    fn restart(&mut self, gap: i64) {
+    /// The whole periods in an arrival gap (at least 1).
+    fn gap_periods(&self, gap: i64) -> i64 {
+        match self.period_f() {
+            Some(p) => ((gap as f64 / p).round() as i64).clamp(1, 1 << 40),
+            None => 1,
+        }
+    }
+
+    /// A gap longer than the window or a step back of the clock: forget the
+    /// fits, keep the period and continue the numbering `periods` samples
+    /// on.
+    fn restart(&mut self, periods: i64) {
         if let Some(p) = self.period_f() {
             self.learned_period = Some(p);
         }
-        let periods = match self.period_f() {
-            Some(p) => ((gap as f64 / p).round() as i64).clamp(1, 1 << 40),
-            None => 1,
-        };
         self.next_start = self
             .last_n
             .map_or(0, |n| n.saturating_add(periods))

@@ -954,3 +954,73 @@ fn no_change_is_seen_on_long_steady_streams() {
     let rms = debiased_rms(&errs[600..]);
     assert!(rms < 40e3, "{:.1} us", rms / 1e3);
 }
+
+/// A step back of the host clock by more than a few periods: the first two
+/// arrivals before the last accepted one are rejected, the third in a row
+/// restarts the fit at the new time, and the stream is estimated again.
+#[test]
+fn a_clock_step_back_restarts_the_fit() {
+    let mut e = est(Some(P));
+    let q = |k: i64| T0 + k * P + 500_000;
+    for k in 0..200 {
+        e.update(ts(q(k))).unwrap();
+    }
+    let back = 1_000_000_000;
+    for k in 200..202 {
+        let r = e.update(ts(q(k) - back));
+        assert!(matches!(r, Err(EstimatorError::Backwards { .. })), "{r:?}");
+    }
+    for k in 202..400 {
+        // A perfect stream: the estimate is the arrival.
+        assert_eq!(e.update(ts(q(k) - back)).unwrap().stamp, ts(q(k) - back));
+    }
+    let st = e.status();
+    assert_eq!((st.restarts, st.rejected_backwards), (1, 2));
+    assert_eq!(st.samples, 398);
+}
+
+/// One corrupt stamp far ahead: the fit restarts there (a gap longer than
+/// the window), the next two samples, back on the real clock, are
+/// rejected, and the third restarts the fit on the real clock: the stream is
+/// not rejected for the three hours until the clock would catch up.
+#[test]
+fn a_corrupt_stamp_far_ahead_does_not_block_the_stream() {
+    let mut e = est(Some(P));
+    let q = |k: i64| T0 + k * P + 500_000;
+    for k in 0..200 {
+        e.update(ts(q(k))).unwrap();
+    }
+    e.update(ts(q(200) + 3 * 3600 * 1_000_000_000)).unwrap();
+    for k in 201..203 {
+        assert!(e.update(ts(q(k))).is_err());
+    }
+    for k in 203..400 {
+        assert_eq!(e.update(ts(q(k))).unwrap().stamp, ts(q(k)));
+    }
+    let st = e.status();
+    assert_eq!((st.restarts, st.rejected_backwards), (2, 2));
+}
+
+/// Backwards arrivals that are not a run at one new time (separated by
+/// accepted ones, or each before the one rejected just before it) are
+/// bad stamps: rejected, no restart.
+#[test]
+fn scattered_backwards_arrivals_are_only_rejected() {
+    let mut e = est(Some(P));
+    let q = |k: i64| T0 + k * P;
+    for k in 0..100 {
+        e.update(ts(q(k))).unwrap();
+    }
+    for k in 100..110 {
+        // Two bad stamps, then the stream goes on.
+        assert!(e.update(ts(q(k) - 10 * P)).is_err());
+        assert!(e.update(ts(q(k) - 20 * P)).is_err());
+        assert!(e.update(ts(q(k))).is_ok());
+    }
+    // Three in a row, each earlier than the one before.
+    for d in [30, 40, 50] {
+        assert!(e.update(ts(q(110) - d * P)).is_err());
+    }
+    let st = e.status();
+    assert_eq!((st.restarts, st.rejected_backwards), (0, 23));
+}
