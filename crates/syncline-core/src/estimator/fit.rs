@@ -102,6 +102,8 @@ pub enum FitMode {
 /// jitter. Hysteresis keeps the mode stable.
 const LS_ENTER_RATIO: f64 = 1.6;
 const LS_LEAVE_RATIO: f64 = 1.3;
+/// History points from which [`LineFit::rebuilt_floor`] is kept.
+const FROZEN_MIN_POINTS: usize = 256;
 /// Points needed before the residual statistics are trusted.
 pub(crate) const MIN_STATS_POINTS: usize = 24;
 
@@ -198,6 +200,10 @@ pub(crate) struct LineFit {
     out_offset: f64,
     pub mode: FitMode,
     floor: Option<Line>,
+    /// The floor as the last rebuild left it (see [`LineFit::rebuilt_floor`]).
+    rebuilt_floor: Option<Line>,
+    /// See [`LineFit::exponential_like`].
+    exponential: bool,
     ls: Option<Line>,
 }
 
@@ -229,6 +235,8 @@ impl LineFit {
             out_offset: 0.0,
             mode: FitMode::Hull,
             floor: None,
+            rebuilt_floor: None,
+            exponential: false,
             ls: None,
         }
     }
@@ -277,8 +285,20 @@ impl LineFit {
     /// delays): the hull mode, with a mean to standard deviation ratio
     /// below the one that leaves least squares (about 1 for exponential
     /// delays, 2-3 for symmetric jitter).
+    /// (Decided at each rebuild, where the mode and the statistics change.)
     pub fn exponential_like(&self) -> bool {
-        self.mode == FitMode::Hull && self.stats_valid && self.mean_r < LS_LEAVE_RATIO * self.std_r
+        self.exponential
+    }
+
+    /// The floor as the last rebuild left it, when the history then held at
+    /// least `FROZEN_MIN_POINTS` points with exponential-like residuals
+    /// (a younger floor's slope is too rough to extend). Points appended
+    /// since bend the live floor: a point below it becomes a hull vertex,
+    /// so a shorter period pulls the floor down along with it and no later
+    /// point lies far below the live floor. Judged against the floor of the
+    /// last rebuild, such points fall further and further below.
+    pub fn rebuilt_floor(&self) -> Option<Line> {
+        self.rebuilt_floor
     }
 
     /// The floor line (lower envelope), once two points exist.
@@ -422,6 +442,8 @@ impl LineFit {
         self.hull_sx = 0;
         self.sums = LsSums::default();
         self.floor = None;
+        self.rebuilt_floor = None;
+        self.exponential = false;
         self.ls = None;
         let Some(first) = self.pts.front().copied() else {
             return;
@@ -559,6 +581,12 @@ impl LineFit {
         self.refresh_lines(true);
         self.refit_quantised();
         self.apply_mode();
+        self.exponential = self.mode == FitMode::Hull
+            && self.stats_valid
+            && self.mean_r < LS_LEAVE_RATIO * self.std_r;
+        self.rebuilt_floor = self
+            .floor
+            .filter(|_| self.exponential && self.pts.len() >= FROZEN_MIN_POINTS);
     }
 
     /// Residual statistics above the floor from `k` residuals.

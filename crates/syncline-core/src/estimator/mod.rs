@@ -941,7 +941,14 @@ impl Estimator {
         {
             let r = f.residual(p.n, p.q);
             let mu = self.fit.mean_r.max(1.0);
-            if r < -BELOW_FACTOR * mu {
+            // Below: against the floor of the last rebuild, which the newest
+            // points have not bent (a shorter period would pull the live
+            // floor down with them).
+            let below = match self.fit.rebuilt_floor() {
+                Some(frozen) => frozen.residual(p.n, p.q),
+                None => r,
+            };
+            if below < -BELOW_FACTOR * mu {
                 self.below_run += 1;
             } else {
                 self.below_run = 0;
