@@ -284,8 +284,8 @@ impl LineFit {
     /// Whether the residuals above the floor look exponential (one-sided
     /// delays): the hull mode, with a mean to standard deviation ratio
     /// below the one that leaves least squares (about 1 for exponential
-    /// delays, 2-3 for symmetric jitter).
-    /// (Decided at each rebuild, where the mode and the statistics change.)
+    /// delays, 2-3 for symmetric jitter). Decided at each rebuild, where the
+    /// mode and the statistics change.
     pub fn exponential_like(&self) -> bool {
         self.exponential
     }

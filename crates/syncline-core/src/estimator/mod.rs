@@ -124,9 +124,9 @@ pub enum EstimatorError {
     /// The history factor must be at least 1.
     #[error("the history factor must be at least 1")]
     HistoryFactor,
-    /// An arrival earlier than the previous one (rejected and counted;
-    /// the estimator state is unchanged, but a third such arrival in a row
-    /// is taken for a step back of the clock and restarts the fit).
+    /// An arrival earlier than the previous one (rejected and counted; the
+    /// fits and the numbering are unchanged, but a third such arrival in a
+    /// row is taken for a step back of the clock and restarts the fit).
     #[error("arrival {arrival} ns is before the previous arrival {previous} ns")]
     Backwards {
         /// The rejected arrival time.
@@ -480,7 +480,7 @@ impl Estimator {
     /// A sample arrived at `arrival`: returns its estimated acquisition time.
     ///
     /// An arrival before the previous one is rejected with
-    /// [`EstimatorError::Backwards`] (counted, state unchanged), unless it is
+    /// [`EstimatorError::Backwards`] (counted; fits and numbering unchanged), unless it is
     /// the third such arrival in a row, each at or after the one before:
     /// the host clock stepped back, and the fit restarts there (counted in
     /// `restarts`, like a gap longer than the window).
