@@ -955,16 +955,23 @@ fn no_change_is_seen_on_long_steady_streams() {
     assert!(rms < 40e3, "{:.1} us", rms / 1e3);
 }
 
+/// An estimator fed samples `0..n` of a perfect stream (period `P`, 0.5 ms
+/// late), and the arrival of sample `k` on that stream.
+fn perfect_start(n: i64) -> (Estimator, fn(i64) -> i64) {
+    let q: fn(i64) -> i64 = |k| T0 + k * P + 500_000;
+    let mut e = est(Some(P));
+    for k in 0..n {
+        e.update(ts(q(k))).unwrap();
+    }
+    (e, q)
+}
+
 /// A step back of the host clock by more than a few periods: the first two
 /// arrivals before the last accepted one are rejected, the third in a row
 /// restarts the fit at the new time, and the stream is estimated again.
 #[test]
 fn a_clock_step_back_restarts_the_fit() {
-    let mut e = est(Some(P));
-    let q = |k: i64| T0 + k * P + 500_000;
-    for k in 0..200 {
-        e.update(ts(q(k))).unwrap();
-    }
+    let (mut e, q) = perfect_start(200);
     let back = 1_000_000_000;
     for k in 200..202 {
         let r = e.update(ts(q(k) - back));
@@ -985,11 +992,7 @@ fn a_clock_step_back_restarts_the_fit() {
 /// not rejected for the three hours until the clock would catch up.
 #[test]
 fn a_corrupt_stamp_far_ahead_does_not_block_the_stream() {
-    let mut e = est(Some(P));
-    let q = |k: i64| T0 + k * P + 500_000;
-    for k in 0..200 {
-        e.update(ts(q(k))).unwrap();
-    }
+    let (mut e, q) = perfect_start(200);
     e.update(ts(q(200) + 3 * 3600 * 1_000_000_000)).unwrap();
     for k in 201..203 {
         assert!(e.update(ts(q(k))).is_err());
