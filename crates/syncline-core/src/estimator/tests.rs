@@ -645,11 +645,12 @@ fn quantised_fit_work_per_update_is_bounded_on_a_long_history() {
     assert!(rms < 12e3, "rms {:.1} us", rms / 1e3);
 }
 
-/// Samples `0..n` at period `P`, 1 ms + Exp(0.3 ms) late, FIFO; `extra(k)`
-/// adds a further delay to sample `k`, `lost(k)` drops it.
+/// Samples `0..n` at period `P`, 1 ms + Exp(`jitter_mean` ns) late, FIFO;
+/// `extra(k)` adds a further delay to sample `k`, `lost(k)` drops it.
 fn fifo_stream(
     n: i64,
     seed: u64,
+    jitter_mean: f64,
     lost: impl Fn(i64) -> bool,
     extra: impl Fn(i64) -> i64,
 ) -> Vec<(i64, i64)> {
@@ -657,7 +658,7 @@ fn fifo_stream(
     let mut last = 0i64;
     let mut s = Vec::new();
     for k in 0..n {
-        let jitter = rng.exp(3e5);
+        let jitter = rng.exp(jitter_mean);
         if lost(k) {
             continue;
         }
@@ -687,6 +688,7 @@ fn a_late_sample_after_a_loss_does_not_undo_the_loss() {
     let s = fifo_stream(
         3000,
         5,
+        3e5,
         |k| (k % 37 == 0 && k > 0) || k == 2000 || k == 2001,
         |k| if k == 2003 { 8_000_000 } else { 0 },
     );
@@ -702,6 +704,7 @@ fn two_stalls_in_a_row_are_not_a_run_of_losses() {
     let s = fifo_stream(
         3000,
         9,
+        3e5,
         |_| false,
         |k| match k {
             k if k % 400 == 0 && k > 0 && k != 2000 => 25_000_000,
@@ -722,6 +725,7 @@ fn a_next_sample_before_the_floor_is_no_proof_of_a_loss() {
     let s = fifo_stream(
         3000,
         21,
+        3e5,
         |_| false,
         |k| match k {
             2000 => 10_500_000,
@@ -904,16 +908,13 @@ fn a_clock_that_is_no_longer_quantised_leaves_the_quantised_mode() {
 /// An exponential-jitter stream (1 ms + Exp(1 ms) after each time, period
 /// `P`, FIFO) whose latency steps up by `step` ns from sample 2000 on.
 fn latency_step_stream(seed: u64, n: i64, step: i64) -> Vec<(i64, i64)> {
-    let mut rng = Rng(seed);
-    let mut last = i64::MIN;
-    (0..n)
-        .map(|k| {
-            let t = T0 + k * P;
-            let late = if k >= 2000 { step } else { 0 };
-            last = last.max(t + 1_000_000 + late + rng.exp(1e6));
-            (t, last)
-        })
-        .collect()
+    fifo_stream(
+        n,
+        seed,
+        1e6,
+        |_| false,
+        |k| if k >= 2000 { step } else { 0 },
+    )
 }
 
 /// A latency step below twice the mean jitter (no run of residuals above
