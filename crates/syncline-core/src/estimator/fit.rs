@@ -306,6 +306,20 @@ impl LineFit {
         self.floor
     }
 
+    /// The current mode's own line, without the offset that keeps the
+    /// output continuous across mode switches (falls back to the floor).
+    /// For points whose level is itself the truth (reference pulses,
+    /// symmetric jitter around their acquisitions), where that offset
+    /// would be a bias of about the mean residual.
+    pub fn own_line(&self) -> Option<Line> {
+        match self.mode {
+            FitMode::LeastSquares => self.ls,
+            FitMode::Hull => self.floor,
+            FitMode::Quantised => self.quant.line(),
+        }
+        .or(self.floor)
+    }
+
     /// The line of the current mode (falls back to the floor).
     pub fn active(&self) -> Option<Line> {
         self.line_of(self.mode).or(self.floor)

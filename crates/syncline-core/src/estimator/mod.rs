@@ -57,8 +57,13 @@ const YOUNG: usize = 32;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// Pulses in a row whose place on the arrival floor jumped by whole periods
-/// before the pulses are renumbered to follow the samples.
+/// before the pulses are renumbered to follow the samples, or that lie off
+/// the pulse line by more than a quarter period before the line starts over
+/// (fewer are rejected as glitches).
 const REF_JUMP_RUN: u32 = 3;
+/// The pulses' phase deviation assumed before any is measured (in periods:
+/// a phase tolerance of a quarter period).
+const REF_DEV_START: f64 = 0.25 / 6.0;
 /// Runs of free (not queued) samples whose residuals all lie above the
 /// floor by `factor ×` the mean residual signal that the line is too early
 /// (a step up of the latency or of the sensor clock): `(factor, run)`. For
@@ -376,6 +381,11 @@ pub struct Estimator {
     ref_phase: Option<f64>,
     /// Pulses in a row whose offset jumped by whole periods.
     ref_jumps: u32,
+    /// Pulses in a row off the pulse line or off the phase.
+    ref_misfits: u32,
+    /// Mean deviation of the pulses' place on the floor from their phase,
+    /// in periods.
+    ref_dev: f64,
     st: EstimatorStatus,
 }
 
@@ -455,6 +465,8 @@ impl Estimator {
             last_ref_n: None,
             ref_phase: None,
             ref_jumps: 0,
+            ref_misfits: 0,
+            ref_dev: REF_DEV_START,
             st,
         })
     }
@@ -639,6 +651,8 @@ impl Estimator {
         self.matured = false;
         self.fit.clear();
         self.refs.clear();
+        self.ref_phase = None;
+        self.ref_dev = REF_DEV_START;
         self.ref_offset = None;
         self.last_ref_n = None;
         self.above_runs = [0; 3];
@@ -975,6 +989,8 @@ impl Estimator {
             let keep = self.fit.len() / 4;
             self.fit.keep_last(keep);
             self.refs.clear();
+            self.ref_phase = None;
+            self.ref_dev = REF_DEV_START;
             self.st.changes_detected += 1;
         }
         if change {
@@ -993,25 +1009,70 @@ impl Estimator {
 
     fn place_reference(&mut self, h: i64) -> ReferenceOutcome {
         let (Some(floor), true) = (self.fit.floor(), self.fit.len() >= MIN_STATS_POINTS) else {
-            self.deferred_ref = Some(h);
+            // Only the latest pulse waits: one it replaces is dropped, and
+            // counted as rejected.
+            if self.deferred_ref.replace(h).is_some() {
+                self.st.references_rejected += 1;
+            }
             return ReferenceOutcome::Deferred;
         };
         let p = floor.slope;
-        // Which sample: by the reference line once it exists, else the first
-        // sample whose arrival floor is not before the pulse (plus the
-        // whole periods of the known minimum latency).
-        let latency_periods = (self.cfg.min_latency.as_nanos() as f64 / p).floor();
-        let xf = floor.solve(h).map(|x| x + latency_periods);
-        let x = match self.refs.active().filter(|_| self.refs.len() >= 2) {
-            Some(l) => l
+        // Without a pulse line: the first sample whose arrival floor, less
+        // the known minimum latency, is not before the pulse (a tenth of a
+        // period of slack for a pulse stamped a little after its sample).
+        let first_after = |x: f64| (x - 0.1).ceil();
+        let xf = floor.solve(h.saturating_add(self.cfg.min_latency.as_nanos()));
+        // A pulse further off the pulse line than its spread allows (ten
+        // standard deviations once the line has statistics, at least a
+        // hundredth and at most a quarter of a period) is a glitch.
+        let tolerance = if self.refs.stats_valid() {
+            (10.0 * self.refs.std_r).clamp(0.01 * p, 0.25 * p)
+        } else {
+            0.25 * p
+        };
+        // Its place on the floor must keep the pulses' phase (up to whole
+        // periods: renumberings, `follow_samples`) within six times its
+        // mean deviation so far (3 % to 25 % of a period).
+        let phase_tolerance = (6.0 * self.ref_dev).clamp(0.03, 0.25);
+        let off_phase = |x: f64| match (xf, self.ref_phase) {
+            (Some(xf), Some(phase)) => {
+                let d = xf - x - phase;
+                (d - d.round()).abs() > phase_tolerance
+            }
+            _ => false,
+        };
+        let line = self.refs.own_line().filter(|_| self.refs.len() >= 2);
+        let candidate = match (line, xf, self.ref_phase) {
+            (Some(l), ..) => l
                 .solve(h)
                 .map(f64::round)
-                .map(|x| self.follow_samples(x, xf)),
-            None => {
-                self.ref_phase = None;
-                xf.map(|x| (x - 0.1).ceil())
-            }
+                .filter(|x| x.abs() < 9.0e18)
+                .map(|x| (x, l.residual(x as i64, h).abs() > tolerance)),
+            // No line yet: by the pulses' phase on the floor (a jittery
+            // pulse is numbered like the ones before it), the first one by
+            // the floor alone.
+            (None, Some(xf), Some(phase)) => Some(((xf - phase).round(), false)),
+            (None, xf, _) => xf.map(|xf| (first_after(xf), false)),
         };
+        let x = match candidate {
+            Some((x, misfit)) if misfit || off_phase(x) => {
+                // A glitch is rejected, but `REF_JUMP_RUN` in a row mean
+                // the pulses moved (a step of their clock): the line and
+                // the phase start over from the floor.
+                self.ref_misfits += 1;
+                if self.ref_misfits < REF_JUMP_RUN {
+                    self.st.references_rejected += 1;
+                    return ReferenceOutcome::Rejected;
+                }
+                self.refs.clear();
+                self.ref_phase = None;
+                self.ref_dev = REF_DEV_START;
+                xf.map(first_after)
+            }
+            Some((x, _)) if line.is_some() => Some(self.follow_samples(x, xf)),
+            other => other.map(|(x, _)| x),
+        };
+        self.ref_misfits = 0;
         let n = match x {
             Some(x) if x.abs() < 9.0e18 => x as i64,
             _ => {
@@ -1019,14 +1080,6 @@ impl Estimator {
                 return ReferenceOutcome::Rejected;
             }
         };
-        if self.refs.len() >= 2
-            && let Some(l) = self.refs.active()
-            && l.residual(n, h).abs() > 0.25 * p
-        {
-            // The pulses no longer fit one line with these numbers (a
-            // sample-side renumbering or a pulse clock step): start over.
-            self.refs.clear();
-        }
         if !self.refs.push(
             Point {
                 n,
@@ -1040,6 +1093,16 @@ impl Estimator {
         }
         if let Some(f) = floor.eval(n) {
             self.ref_offset = Some((f - h) as f64);
+        }
+        if let Some(d) = xf.map(|xf| xf - n as f64) {
+            match self.ref_phase {
+                None => self.ref_phase = Some(d),
+                Some(phase) if (d - phase).abs() < 0.5 => {
+                    self.ref_dev += ((d - phase).abs() - self.ref_dev) / 8.0;
+                    self.ref_phase = Some(phase + (d - phase) / 8.0);
+                }
+                Some(_) => {}
+            }
         }
         self.last_ref_n = Some(n);
         self.st.references_used += 1;
@@ -1058,13 +1121,11 @@ impl Estimator {
             return x;
         };
         let Some(phase) = self.ref_phase else {
-            self.ref_phase = Some(d);
             return x;
         };
         let jump = (d - phase).round();
         if jump == 0.0 {
             self.ref_jumps = 0;
-            self.ref_phase = Some(phase + (d - phase) / 8.0);
             return x;
         }
         self.ref_jumps += 1;
@@ -1116,7 +1177,7 @@ impl Estimator {
         if !recent {
             return None;
         }
-        let v = self.refs.active()?.eval(n)?;
+        let v = self.refs.own_line()?.eval(n)?;
         // A pulse cannot follow its sample's arrival: if it would, the
         // pulses are matched to the wrong samples; use the arrivals.
         (v <= q.saturating_add((0.25 * p) as i64)).then_some(v)
