@@ -72,7 +72,7 @@ pub fn run(args: EstimateArgs) -> Result<(), CliError> {
     let index_col = input.column("index");
     while let Some(pos) = input.next_row()? {
         let index = match index_col {
-            Some(c) => input.i64_cell(c, pos)?,
+            Some(c) => input.u64_cell(c, pos)?,
             None => None,
         };
         match input.cell(event_col) {
@@ -80,12 +80,7 @@ pub fn run(args: EstimateArgs) -> Result<(), CliError> {
                 let t = input.required_i64(time_col, pos)?;
                 let arrival = Timestamp::from_nanos(t);
                 let result = match index {
-                    Some(i) => {
-                        let i = u64::try_from(i).map_err(|_| {
-                            input.row_error(pos, format!("column `index`: {i} is negative"))
-                        })?;
-                        est.update_with_index(arrival, i)
-                    }
+                    Some(i) => est.update_with_index(arrival, i),
                     None => est.update(arrival),
                 };
                 out.raw(b"{\"id\": ")?;

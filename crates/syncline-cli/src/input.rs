@@ -266,6 +266,31 @@ impl CsvInput {
         }
     }
 
+    /// The current row's cell in column `col` as a `u64` (a device
+    /// counter may use the full 64 bits), `None` when absent; a malformed
+    /// or negative number is an error naming the line and column.
+    pub fn u64_cell(&self, col: usize, pos: RowPos) -> Result<Option<u64>, CliError> {
+        let Some(c) = self.cell(col) else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(c);
+        let digits = text.strip_prefix('+').unwrap_or(&text);
+        if digits.starts_with(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
+            && let Ok(v) = digits.parse::<u64>()
+        {
+            return Ok(Some(v));
+        }
+        let why = if parse_i64(c).is_some_and(|v| v < 0) {
+            "is negative"
+        } else {
+            "is not an integer in 0..=18446744073709551615"
+        };
+        Err(self.error_at(
+            Some(pos.line),
+            format!("column `{}`: `{text}` {why}", self.header_name(col)),
+        ))
+    }
+
     /// Like [`CsvInput::i64_cell`] but the cell must be present.
     pub fn required_i64(&self, col: usize, pos: RowPos) -> Result<i64, CliError> {
         self.i64_cell(col, pos)?.ok_or_else(|| {

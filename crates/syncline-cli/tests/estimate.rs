@@ -95,11 +95,38 @@ fn malformed_input_exits_2_with_file_and_line() {
         ("event\nsample\n", "time_ns"),
         ("event,time_ns\nsample,\n", "empty"),
         ("event,time_ns,index\nsample,5,-1\n", "negative"),
+        (
+            "event,time_ns,index\nsample,5,18446744073709551616\n",
+            "not an integer",
+        ),
     ] {
         let o = run(&["--window-ns", "1000000", "-"], csv);
         assert_eq!(o.status.code(), Some(2), "{csv}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(what), "{csv}");
     }
+}
+
+/// A 64-bit device counter uses the whole `u64` range, wrapping at its top.
+#[test]
+fn a_64_bit_counter_is_read_whole() {
+    let mut csv = String::from("event,time_ns,index\n");
+    for k in 0..40u64 {
+        let index = (u64::MAX - 20).wrapping_add(k);
+        csv += &format!("sample,{},{index}\n", 1_000_000_000 + k * 10_000_000);
+    }
+    let o = run(&["--window-ns", "1000000000", "--status", "-"], &csv);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = lines(&o);
+    let st = &out.last().unwrap()["status"];
+    assert_eq!(
+        (st["samples"].as_u64(), st["index_anomalies"].as_u64()),
+        (Some(40), Some(0))
+    );
 }
 
 #[test]
