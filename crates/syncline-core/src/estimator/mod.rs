@@ -365,6 +365,8 @@ pub struct Estimator {
     announced: u64,
     announce_age: u32,
     last_index: Option<u64>,
+    /// The number of the sample that carried `last_index`.
+    last_index_n: Option<i64>,
     max_index: u64,
     tick: i64,
     gaps: u32,
@@ -453,6 +455,7 @@ impl Estimator {
             announced: 0,
             announce_age: 0,
             last_index: None,
+            last_index_n: None,
             max_index: 0,
             tick: 0,
             gaps: 0,
@@ -589,6 +592,9 @@ impl Estimator {
             }
         }
         self.back_run = 0;
+        if let Some(e) = self.duplicate(q, index) {
+            return Ok(e);
+        }
         if self.announced > 0 {
             self.announce_age += 1;
             if self.announce_age > ANNOUNCE_TIMEOUT {
@@ -607,6 +613,9 @@ impl Estimator {
             _ => false,
         };
         let (n, lost, alt) = self.infer_number(q, index, period, queued);
+        if index.is_some() {
+            self.last_index_n = Some(n);
+        }
         if let Some(last) = self.last_arrival {
             self.note_gap(q.saturating_sub(last), period);
         }
@@ -731,13 +740,18 @@ impl Estimator {
             _ => (0, 0.0),
         };
         if let Some(d) = index_delta {
-            let m = d - 1;
+            // Samples without a counter since the last one with it were
+            // numbered already: the counter's step covers them too.
+            let since = self.last_index_n.map_or(0, |l| prev.saturating_sub(l));
+            let m = d.saturating_sub(1).saturating_sub(since);
             let fits = match (r0, period) {
                 (Some(r0), Some(p)) => r0 - m as f64 * p >= -0.5 * p,
                 _ => true,
             };
-            if d >= 1 && fits {
+            if m >= 0 && fits {
                 self.st.losses_from_index += m as u64;
+                // The driver's announcements of these losses are used up.
+                self.announced -= self.announced.min(m as u64);
                 return (base.saturating_add(m), m as u64, None);
             }
             self.st.index_anomalies += 1;
@@ -836,21 +850,54 @@ impl Estimator {
 
     /// Counter difference to the previous index (mod 2^bits); records the index.
     fn index_delta(&mut self, index: u64) -> Option<i64> {
-        let mask = match self.cfg.counter_bits {
-            Some(bits) if bits < 64 => (1u64 << bits) - 1,
-            Some(_) => u64::MAX,
-            // Inferred: all ones up to the highest bit seen.
-            None => {
-                self.max_index |= index;
-                u64::MAX
-                    .checked_shr(self.max_index.leading_zeros())
-                    .unwrap_or(0)
-            }
-        };
+        if self.cfg.counter_bits.is_none() {
+            self.max_index |= index;
+        }
+        let mask = self.counter_mask();
         let index = index & mask;
         let prev = self.last_index.replace(index)?;
         let d = index.wrapping_sub(prev) & mask;
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
+    }
+
+    /// The counter's mask: its configured width, or all ones up to the
+    /// highest bit seen.
+    fn counter_mask(&self) -> u64 {
+        match self.cfg.counter_bits {
+            Some(bits) if bits < 64 => (1u64 << bits) - 1,
+            Some(_) => u64::MAX,
+            None => u64::MAX
+                .checked_shr(self.max_index.leading_zeros())
+                .unwrap_or(0),
+        }
+    }
+
+    /// A sample whose counter repeats the last one's, arriving less than
+    /// half a period after it: the driver delivered that sample twice. It
+    /// is stamped as the sample it repeats (counted in `index_anomalies`)
+    /// and leaves the numbering and the fits alone; numbered as a new
+    /// sample, it would put every later sample one period late.
+    fn duplicate(&mut self, q: i64, index: Option<u64>) -> Option<Estimate> {
+        let (i, n, last, p) = (
+            index?,
+            self.last_index_n?,
+            self.last_arrival?,
+            self.period_f()?,
+        );
+        if self.last_index != Some(i & self.counter_mask())
+            || (q.saturating_sub(last) as f64) >= 0.5 * p
+        {
+            return None;
+        }
+        self.st.index_anomalies += 1;
+        self.st.samples += 1;
+        let stamp = self.estimate_at(n, q, Some(p));
+        self.st.last_estimate = Some(stamp);
+        Some(Estimate {
+            stamp,
+            sample: n,
+            lost_before: 0,
+        })
     }
 
     /// Numbers the pending sample (resolving an ambiguous gap with the

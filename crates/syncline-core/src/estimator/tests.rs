@@ -238,6 +238,72 @@ fn repeated_and_contradicted_indices_are_anomalies() {
     assert_eq!(e.status().index_anomalies, 2);
 }
 
+/// A sample the driver delivers twice (the same counter value right after
+/// it) is stamped as the one it repeats; numbered as a new sample, it put
+/// every later sample one period late.
+#[test]
+fn a_duplicated_sample_keeps_its_number() {
+    let mut e = est(Some(P));
+    let mut dups = 0;
+    for k in 0..1000i64 {
+        let q = T0 + k * P + 1_000_000 + (k * 7919 % 1000) * 1000;
+        let first = e.update_with_index(ts(q), (k % 256) as u64).unwrap();
+        assert_eq!(first.sample, k);
+        if k % 100 == 50 {
+            let again = e
+                .update_with_index(ts(q + 50_000), (k % 256) as u64)
+                .unwrap();
+            assert_eq!((again.sample, again.stamp), (k, first.stamp));
+            dups += 1;
+        }
+    }
+    let st = e.status();
+    assert_eq!((st.index_anomalies, st.samples), (dups, 1000 + dups));
+}
+
+/// Samples without a counter in a stream with one are covered by the
+/// counter's next step: they used to be counted again as lost samples.
+#[test]
+fn samples_without_a_counter_are_part_of_its_steps() {
+    let mut e = est(Some(P));
+    let mut lost = 0;
+    for k in 0..2000i64 {
+        if k % 37 == 5 {
+            lost += 1;
+            continue;
+        }
+        let q = T0 + k * P + 1_000_000 + (k * 7919 % 1000) * 1000;
+        let got = if k % 10 == 0 {
+            e.update(ts(q)).unwrap()
+        } else {
+            e.update_with_index(ts(q), (k % 256) as u64).unwrap()
+        };
+        if k > 100 {
+            assert_eq!(got.sample, k);
+        }
+    }
+    let st = e.status();
+    assert_eq!(st.losses_from_index + st.losses_detected, lost);
+    assert_eq!(st.index_anomalies, 0);
+}
+
+/// Losses both announced by the driver and seen in the counter use up the
+/// announcements (they were counted as rejected).
+#[test]
+fn counter_losses_use_up_announcements() {
+    let mut e = est(Some(P));
+    for k in 0..300i64 {
+        if k % 50 == 25 {
+            e.update_loss();
+            continue;
+        }
+        e.update_with_index(ts(T0 + k * P), k as u64).unwrap();
+    }
+    let st = e.status();
+    assert_eq!((st.losses_from_index, st.losses_announced), (6, 6));
+    assert_eq!(st.losses_rejected, 0);
+}
+
 #[test]
 fn announced_losses_are_used_or_rejected() {
     let mut e = est(Some(P));
