@@ -587,8 +587,18 @@ impl Estimator {
                 self.restart(i64::from(run));
                 self.last_arrival = None;
             } else if q.saturating_sub(last) > self.cfg.window.as_nanos() {
-                let periods = self.gap_periods(q.saturating_sub(last));
-                self.restart(periods);
+                let by_gap = self.gap_periods(q.saturating_sub(last));
+                match index.and_then(|i| self.counter_periods(i, by_gap)) {
+                    // A counter too wide to have wrapped in the gap numbers
+                    // the sample: the fits hold (a stall ends in a burst
+                    // the fit knows how to take).
+                    Some((_, false)) => {}
+                    Some((periods, true)) => {
+                        self.st.losses_from_index += periods.unsigned_abs() - 1;
+                        self.restart(periods);
+                    }
+                    None => self.restart(by_gap),
+                }
             }
         }
         self.back_run = 0;
@@ -858,6 +868,37 @@ impl Estimator {
         let prev = self.last_index.replace(index)?;
         let d = index.wrapping_sub(prev) & mask;
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
+    }
+
+    /// Across a gap longer than the window (`by_gap` whole periods), the
+    /// step to a sample with counter value `index`: the counter's step
+    /// (less the samples numbered without a counter since its last value)
+    /// plus the whole wraps that best match the gap; and whether the
+    /// counter is narrow enough to have wrapped in the gap (its range is
+    /// at most twice the gap). A stall that ends in a burst keeps its
+    /// numbering, where the gap alone would count the stall as lost
+    /// samples.
+    fn counter_periods(&self, index: u64, by_gap: i64) -> Option<(i64, bool)> {
+        let (last, last_n) = (self.last_index?, self.last_index_n?);
+        let mask = match self.cfg.counter_bits {
+            None => u64::MAX
+                .checked_shr((self.max_index | index).leading_zeros())
+                .unwrap_or(0),
+            Some(_) => self.counter_mask(),
+        };
+        let d = i64::try_from(index.wrapping_sub(last) & mask).ok()?;
+        let since = self.last_n.map_or(0, |n| n.saturating_sub(last_n));
+        let step = d.saturating_sub(since);
+        if step < 1 {
+            return None;
+        }
+        match i64::try_from(mask) {
+            Ok(m) if m < 1 << 40 && (m + 1) / 2 <= by_gap => {
+                let wraps = ((by_gap - step) as f64 / (m + 1) as f64).round().max(0.0);
+                Some((step.saturating_add(wraps as i64 * (m + 1)), true))
+            }
+            _ => Some((step, false)),
+        }
     }
 
     /// The counter's mask: its configured width, or all ones up to the

@@ -304,6 +304,41 @@ fn counter_losses_use_up_announcements() {
     assert_eq!(st.losses_rejected, 0);
 }
 
+/// A delivery stall longer than the window, on a stream with a 16-bit
+/// counter: the counter numbers the samples, so the fit is kept and the
+/// burst after the stall is stamped on it. Restarting numbered the samples
+/// from the gap (the stall counted as losses, every later sample a period
+/// off) and stamped the burst at its arrival, seconds late.
+#[test]
+fn a_counter_carries_the_fit_across_a_long_stall() {
+    let mut e = Estimator::new(pulse_config().with_counter_bits(16)).unwrap();
+    let mut rng = Rng(8);
+    let mut last = 0;
+    let mut worst = 0;
+    for k in 0..3000i64 {
+        let t = T0 + k * P;
+        // Samples 1000-1599 are held until 6 s after sample 1000, then
+        // delivered in a burst.
+        let ready = if (1000..1600).contains(&k) {
+            T0 + 1000 * P + 6_000_000_000
+        } else {
+            t + 1_000_000 + rng.exp(300_000.0)
+        };
+        last = ready.max(last + 30_000);
+        let got = e.update_with_index(ts(last), (k % 65_536) as u64).unwrap();
+        assert_eq!(got.sample, k);
+        if k > 100 {
+            worst = worst.max((got.stamp.as_nanos() - t - 1_000_000).abs());
+        }
+    }
+    let st = e.status();
+    assert_eq!(
+        (st.restarts, st.losses_from_index, st.index_anomalies),
+        (0, 0, 0)
+    );
+    assert!(worst < 100_000, "worst {worst} ns");
+}
+
 #[test]
 fn announced_losses_are_used_or_rejected() {
     let mut e = est(Some(P));
