@@ -863,7 +863,7 @@ impl Estimator {
         if self.cfg.counter_bits.is_none() {
             self.max_index |= index;
         }
-        let mask = self.counter_mask();
+        let mask = self.counter_mask(index);
         let index = index & mask;
         let prev = self.last_index.replace(index)?;
         let d = index.wrapping_sub(prev) & mask;
@@ -880,12 +880,7 @@ impl Estimator {
     /// samples.
     fn counter_periods(&self, index: u64, by_gap: i64) -> Option<(i64, bool)> {
         let (last, last_n) = (self.last_index?, self.last_index_n?);
-        let mask = match self.cfg.counter_bits {
-            None => u64::MAX
-                .checked_shr((self.max_index | index).leading_zeros())
-                .unwrap_or(0),
-            Some(_) => self.counter_mask(),
-        };
+        let mask = self.counter_mask(index);
         let d = i64::try_from(index.wrapping_sub(last) & mask).ok()?;
         let since = self.last_n.map_or(0, |n| n.saturating_sub(last_n));
         let step = d.saturating_sub(since);
@@ -902,13 +897,13 @@ impl Estimator {
     }
 
     /// The counter's mask: its configured width, or all ones up to the
-    /// highest bit seen.
-    fn counter_mask(&self) -> u64 {
+    /// highest bit seen (`index` included).
+    fn counter_mask(&self, index: u64) -> u64 {
         match self.cfg.counter_bits {
             Some(bits) if bits < 64 => (1u64 << bits) - 1,
             Some(_) => u64::MAX,
             None => u64::MAX
-                .checked_shr(self.max_index.leading_zeros())
+                .checked_shr((self.max_index | index).leading_zeros())
                 .unwrap_or(0),
         }
     }
@@ -925,7 +920,7 @@ impl Estimator {
             self.last_arrival?,
             self.period_f()?,
         );
-        if self.last_index != Some(i & self.counter_mask())
+        if self.last_index != Some(i & self.counter_mask(i))
             || (q.saturating_sub(last) as f64) >= 0.5 * p
         {
             return None;
