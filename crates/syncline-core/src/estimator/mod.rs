@@ -670,8 +670,7 @@ impl Estimator {
         self.matured = false;
         self.fit.clear();
         self.refs.clear();
-        self.ref_phase = None;
-        self.ref_dev = REF_DEV_START;
+        self.forget_ref_phase();
         self.ref_offset = None;
         self.last_ref_n = None;
         self.above_runs = [0; 3];
@@ -1072,8 +1071,7 @@ impl Estimator {
             let keep = self.fit.len() / 4;
             self.fit.keep_last(keep);
             self.refs.clear();
-            self.ref_phase = None;
-            self.ref_dev = REF_DEV_START;
+            self.forget_ref_phase();
             self.st.changes_detected += 1;
         }
         if change {
@@ -1148,8 +1146,7 @@ impl Estimator {
                     return ReferenceOutcome::Rejected;
                 }
                 self.refs.clear();
-                self.ref_phase = None;
-                self.ref_dev = REF_DEV_START;
+                self.forget_ref_phase();
                 xf.map(first_after)
             }
             Some((x, _)) if line.is_some() => Some(self.follow_samples(x, xf)),
@@ -1190,6 +1187,13 @@ impl Estimator {
         self.last_ref_n = Some(n);
         self.st.references_used += 1;
         ReferenceOutcome::Used(n)
+    }
+
+    /// Forgets the pulses' offset on the arrival floor and its spread (a
+    /// restart, a renumbering of the samples, or pulses that moved).
+    fn forget_ref_phase(&mut self) {
+        self.ref_phase = None;
+        self.ref_dev = REF_DEV_START;
     }
 
     /// The pulse number `x` given by the pulse line, moved by the whole
