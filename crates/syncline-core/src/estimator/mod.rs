@@ -81,6 +81,9 @@ const BELOW_FACTOR: f64 = 0.5;
 /// A sample arriving within this fraction of a period after its
 /// predecessor was queued behind it (FIFO burst after a stall).
 const QUEUED: f64 = 0.1;
+/// A sample within half a period of its predecessor and late on the floor
+/// by this many mean residuals was queued too (see `Estimator::queued`).
+const QUEUED_LATE: f64 = 4.0;
 /// Arrivals in a row before the last accepted one, each at or after the
 /// one before it, that are taken for a step back of the host clock (the
 /// fit restarts at the new time) rather than for bad stamps (rejected). A
@@ -618,11 +621,17 @@ impl Estimator {
         let period = self.period_f();
         // A sample queued right behind its predecessor (a burst after a
         // stall) is never the first after a loss: it was already waiting.
-        let queued = match (self.last_arrival, period) {
-            (Some(last), Some(p)) => (q.saturating_sub(last) as f64) < QUEUED * p,
-            _ => false,
+        // Its delay says nothing of the line (left out of the fits' levels
+        // and of the change runs).
+        let (queued, late_behind) = match (self.last_arrival, period) {
+            (Some(last), Some(p)) => {
+                let gap = q.saturating_sub(last) as f64;
+                (gap < QUEUED * p, self.late_behind(gap, q, p))
+            }
+            _ => (false, false),
         };
         let (n, lost, alt) = self.infer_number(q, index, period, queued);
+        let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
         if index.is_some() {
             self.last_index_n = Some(n);
         }
@@ -643,6 +652,26 @@ impl Estimator {
             sample: n,
             lost_before: lost,
         })
+    }
+
+    /// Whether a sample arriving `gap` after its predecessor, within half a
+    /// period, is late on the floor (numbered next) by more than
+    /// [`QUEUED_LATE`] × the mean residual: queued behind it, if numbered
+    /// next. At kilohertz rates a driver drains its FIFO 20-60 µs per
+    /// sample, more than [`QUEUED`] of the period; the lateness tells those
+    /// bursts from jitter (an on-time sample after a late one is close to
+    /// the floor). The numbering does not take it for queued (the
+    /// predecessor may be the one misnumbered).
+    fn late_behind(&self, gap: f64, q: i64, p: f64) -> bool {
+        if gap >= 0.5 * p || !self.fit.stats_valid() {
+            return false;
+        }
+        match (self.fit.floor(), self.last_n) {
+            (Some(f), Some(n)) => {
+                f.residual(n.saturating_add(1), q) > QUEUED_LATE * self.fit.mean_r.max(1.0)
+            }
+            _ => false,
+        }
     }
 
     /// The whole periods in an arrival gap (at least 1).

@@ -1278,3 +1278,31 @@ fn superseded_early_pulses_are_counted() {
     let st = e.status();
     assert_eq!((st.references, st.references_rejected), (5, 4));
 }
+
+#[test]
+fn a_kilohertz_burst_after_a_stall_is_not_a_change() {
+    // 4 kHz, exponential jitter (mean 20 µs), and one 8 ms driver stall:
+    // the 32 samples held drain 20-60 µs apart, more than a tenth of the
+    // period. They are queued, not a step of the latency: no change, and
+    // every estimate stays on the line.
+    let p = 250_000;
+    let mut rng = Rng(17);
+    let mut e = est(Some(p));
+    let (mut last, mut errs) = (0i64, Vec::new());
+    for k in 0..20_000i64 {
+        let t = T0 + k * p;
+        let ready = t + 100_000 + rng.exp(20e3);
+        let ready = if (10_000..10_032).contains(&k) {
+            ready.max(T0 + 10_000 * p + 8_000_000)
+        } else {
+            ready
+        };
+        let q = ready.max(last + 20_000 + (rng.next() * 40e3) as i64);
+        last = q;
+        errs.push(e.update(ts(q)).unwrap().stamp.as_nanos() - t);
+    }
+    assert_eq!(e.status().changes_detected, 0);
+    let tail = &errs[2_000..];
+    let (lo, hi) = (tail.iter().min().unwrap(), tail.iter().max().unwrap());
+    assert!(hi - lo < 20_000, "errors span {lo}..{hi} ns");
+}
