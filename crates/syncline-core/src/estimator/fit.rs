@@ -271,6 +271,11 @@ impl LineFit {
         self.pts.back().copied()
     }
 
+    /// The points held, oldest first.
+    pub fn points(&self) -> impl Iterator<Item = &Point> {
+        self.pts.iter()
+    }
+
     /// The oldest point.
     pub fn first(&self) -> Option<Point> {
         self.pts.front().copied()

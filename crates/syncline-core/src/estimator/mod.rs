@@ -54,6 +54,9 @@ use crate::{TimeDelta, Timestamp};
 const MAX_CAPACITY: usize = 1 << 20;
 /// Samples before the measured slope replaces the expected period.
 const YOUNG: usize = 32;
+const YOUNG_CHECK: usize = 5;
+const YOUNG_RATIO: f64 = 3.0;
+const YOUNG_SLACK: f64 = 0.02;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// Pulses in a row whose place on the arrival floor jumped by whole periods
@@ -733,7 +736,15 @@ impl Estimator {
     /// start or a restart) and with an expected period: the lowest line of
     /// that slope under all samples (a running minimum, like Rock and
     /// Olson), steadier than a slope measured from a handful of samples.
+    /// Not once the samples contradict a configured period (see
+    /// [`Self::young_fits`]); a period learned before a restart is trusted.
     fn young_line(&self) -> Option<Line> {
+        let line = self.running_minimum()?;
+        (self.learned_period.is_some() || self.young_fits(&line)).then_some(line)
+    }
+
+    /// The young line whether or not the samples agree with its slope.
+    fn running_minimum(&self) -> Option<Line> {
         if self.matured {
             return None;
         }
@@ -747,6 +758,27 @@ impl Estimator {
             c: 0.0,
             slope: p,
         })
+    }
+
+    /// Whether the samples so far agree with the young line's slope: their
+    /// mean residual above it is at most twice (plus 1 % of a period) the
+    /// mean residual above the floor, the lowest line of any slope. A
+    /// period too short leaves the running minimum at its first sample and
+    /// every later estimate falls behind by the error per period (3 s
+    /// after 31 samples of a 1 Hz stream configured 10 % short); a period
+    /// too long drags it to the newest arrival.
+    fn young_fits(&self, young: &Line) -> bool {
+        if self.fit.len() < YOUNG_CHECK {
+            return true;
+        }
+        let Some(floor) = self.fit.floor().filter(|f| f.slope > 0.0) else {
+            return true;
+        };
+        let (ry, rf) = self.fit.points().fold((0.0, 0.0), |(ry, rf), p| {
+            (ry + young.residual(p.n, p.q), rf + floor.residual(p.n, p.q))
+        });
+        let k = self.fit.len() as f64;
+        ry / k <= YOUNG_RATIO * rf / k + YOUNG_SLACK * young.slope
     }
 
     /// `q` minus where the floor puts sample `n`.
@@ -1088,7 +1120,7 @@ impl Estimator {
         self.fit.push(p, self.max_span);
         if !self.matured {
             self.matured = self.fit.len() >= YOUNG;
-            let below = match (self.young_line(), self.young_anchor) {
+            let below = match (self.running_minimum(), self.young_anchor) {
                 (Some(l), Some(_)) => l.residual(p.n, p.q) < 0.0,
                 _ => true,
             };

@@ -1306,3 +1306,25 @@ fn a_kilohertz_burst_after_a_stall_is_not_a_change() {
     let (lo, hi) = (tail.iter().min().unwrap(), tail.iter().max().unwrap());
     assert!(hi - lo < 20_000, "errors span {lo}..{hi} ns");
 }
+
+#[test]
+fn a_wrong_configured_period_is_dropped_by_the_young_fit() {
+    // A 1 Hz sensor (1 ms + Exp(1 ms) late) configured 10 % short or
+    // long. The running minimum of the configured slope would lag a tenth
+    // of a period more at each sample (short) or follow the arrivals
+    // (long); once the samples contradict it, the floor of the samples
+    // takes over: from the 8th sample on, every estimate is within 10 ms.
+    let p = 1_000_000_000;
+    for factor in [0.9, 1.1] {
+        let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
+        c.period = Some(TimeDelta::from_nanos((p as f64 * factor) as i64));
+        let mut e = Estimator::new(c).unwrap();
+        let mut rng = Rng(3);
+        let s: Vec<(i64, i64)> = (0..40)
+            .map(|k| (T0 + k * p, T0 + k * p + 1_000_000 + rng.exp(1e6)))
+            .collect();
+        let errs = errors(&mut e, &s);
+        let worst = errs[8..].iter().map(|x| x.abs()).max().unwrap();
+        assert!(worst < 10_000_000, "x{factor}: {worst} ns");
+    }
+}
