@@ -370,6 +370,10 @@ pub struct Estimator {
     ev_lost: f64,
     announced: u64,
     announce_age: u32,
+    /// Announced losses that showed up as gaps, and those that did not
+    /// (scaled like the evidence): how far the driver's word is trusted.
+    ann_used: f64,
+    ann_false: f64,
     last_index: Option<u64>,
     /// The number of the sample that carried `last_index`.
     last_index_n: Option<i64>,
@@ -460,6 +464,8 @@ impl Estimator {
             ev_lost: 0.0,
             announced: 0,
             announce_age: 0,
+            ann_used: 0.0,
+            ann_false: 0.0,
             last_index: None,
             last_index_n: None,
             max_index: 0,
@@ -522,11 +528,91 @@ impl Estimator {
     }
 
     /// The driver announced one lost sample. It must show up as a gap
-    /// within the next 10 updates, else it is counted as rejected.
+    /// within the next 10 updates, else it is counted as rejected. An
+    /// announcement right after the sample that ended the gap (a driver
+    /// that finds the loss in that sample's counter) numbers that sample
+    /// after the loss, if its gap fits. A gap is numbered from an
+    /// announcement when the sample is on time for it as often as the
+    /// driver's announcements have proven right (see `announcement_fits`).
     pub fn update_loss(&mut self) {
         self.announced = self.announced.saturating_add(1);
         self.announce_age = 0;
         self.st.losses_announced += 1;
+        self.announce_late();
+    }
+
+    /// An announcement after the sample that ends its gap: the pending
+    /// sample, numbered as delayed, is renumbered after the loss (or its
+    /// loss numbering is confirmed), if the gap fits.
+    fn announce_late(&mut self) {
+        let Some(pd) = self.pending else {
+            return;
+        };
+        let (Some(alt), Some(p)) = (pd.alt, self.period_f()) else {
+            return;
+        };
+        let m = (alt.lost - alt.delayed) as u64;
+        if self.announced < m {
+            return;
+        }
+        if pd.point.n == alt.delayed {
+            let r = self.floor_residual(alt.lost, pd.point.q, Some(p));
+            if !r.is_some_and(|r| self.announcement_fits(r, r + m as f64 * p, p)) {
+                return;
+            }
+            self.last_n = Some(alt.lost);
+        }
+        self.use_announcements(m);
+        self.pending = Some(Pending {
+            point: Point {
+                n: alt.lost,
+                ..pd.point
+            },
+            alt: None,
+        });
+    }
+
+    /// Whether a sample whose residual on the floor is `r_lost` when
+    /// numbered after the announced losses (`r_delayed` when not) is taken
+    /// for the first after them: the odds are at least even. They are the
+    /// driver's record of right against false announcements (Laplace's
+    /// rule) times the density of each residual: on time (the jitter) or,
+    /// at the rate stalls have been seen, stalled. Before the fit's
+    /// residuals are known, the announcement alone decides.
+    fn announcement_fits(&self, r_lost: f64, r_delayed: f64, p: f64) -> bool {
+        if !self.fit.stats_valid() {
+            return true;
+        }
+        let record = (self.ann_used + 1.0) / (self.ann_false + 1.0);
+        let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
+        let density =
+            |r: f64| (1.0 - rate) * self.on_time_density(r, p) + rate / (STALL_SPREAD * p);
+        record * density(r_lost) >= density(r_delayed)
+    }
+
+    /// `m` announced losses showed up as a gap: they are used up (and are
+    /// no evidence for unannounced gaps: a driver that announces its
+    /// losses leaves the others to stalls).
+    fn use_announcements(&mut self, m: u64) {
+        self.announced -= m.min(self.announced);
+        self.announce_age = 0;
+        self.ann_used += m as f64;
+        self.cap_announcements();
+    }
+
+    fn cap_evidence(&mut self) {
+        if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
+            self.ev_loss *= 0.5;
+            self.ev_lost *= 0.5;
+            self.ev_stall *= 0.5;
+        }
+    }
+
+    fn cap_announcements(&mut self) {
+        if self.ann_used + self.ann_false > EVIDENCE_CAP {
+            self.ann_used *= 0.5;
+            self.ann_false *= 0.5;
+        }
     }
 
     /// A hardware reference pulse stamped `hw` (host clock) at a sample's
@@ -615,7 +701,9 @@ impl Estimator {
             self.announce_age += 1;
             if self.announce_age > ANNOUNCE_TIMEOUT {
                 self.st.losses_rejected += self.announced;
+                self.ann_false += self.announced as f64;
                 self.announced = 0;
+                self.cap_announcements();
             }
         }
         if let Some(p) = self.pending.take() {
@@ -802,7 +890,9 @@ impl Estimator {
         let base = prev.saturating_add(1);
         let r0 = self.floor_residual(base, q, period);
         let (m_max, r_m) = match (r0, period) {
-            (Some(r0), Some(p)) if r0 > 0.95 * p && !queued => {
+            // A queued sample was waiting behind a stall: late by it, not
+            // by losses, unless the driver announced some.
+            (Some(r0), Some(p)) if r0 > 0.95 * p && (!queued || self.announced > 0) => {
                 let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
                 let m = ((r0 + 0.05 * p) / p).floor().min(max_gap);
                 (m as i64, r0 - m * p)
@@ -831,13 +921,18 @@ impl Estimator {
         if m_max == 0 {
             return (base, 0, None);
         }
+        let p = period.unwrap_or(1.0);
         if self.announced > 0 {
             let m = self.announced.min(m_max as u64);
-            self.announced -= m;
-            self.announce_age = 0;
-            return (base.saturating_add(m as i64), m, None);
+            let r = r_m + (m_max - m as i64) as f64 * p;
+            if self.announcement_fits(r, r + m as f64 * p, p) {
+                self.use_announcements(m);
+                return (base.saturating_add(m as i64), m, None);
+            }
         }
-        let p = period.unwrap_or(1.0);
+        if queued {
+            return (base, 0, None);
+        }
         if !self.fit.stats_valid() {
             return self.infer_early(q, base, queued);
         }
@@ -1047,11 +1142,7 @@ impl Estimator {
                     (nd, nd)
                 }
             };
-            if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
-                self.ev_loss *= 0.5;
-                self.ev_lost *= 0.5;
-                self.ev_stall *= 0.5;
-            }
+            self.cap_evidence();
             numbers
         } else {
             (pd.point.n, pd.point.n)
