@@ -347,6 +347,9 @@ struct Ambiguous {
     /// The odds of the loss against the delay on arrival (before the loss
     /// threshold); infinite where the arrival alone decides.
     odds: f64,
+    /// The lost reading is whole wraps of the device counter more than its
+    /// step: decided by the next sample alone (on time for it, or queued).
+    wraps: bool,
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -912,7 +915,8 @@ impl Estimator {
                 self.st.losses_from_index += m as u64;
                 // The driver's announcements of these losses are used up.
                 self.announced -= self.announced.min(m as u64);
-                return (base.saturating_add(m), m as u64, None);
+                let n = base.saturating_add(m);
+                return (n, m as u64, self.counter_wraps(n, m_max - m, index));
             }
             self.st.index_anomalies += 1;
         } else if index.is_some() && had_index {
@@ -948,6 +952,7 @@ impl Estimator {
             delayed: base,
             lost: base.saturating_add(m_max),
             odds,
+            wraps: false,
         });
         if loss {
             (base.saturating_add(m_max), m_max as u64, alt)
@@ -982,6 +987,7 @@ impl Estimator {
             delayed: base,
             lost: n,
             odds: f64::INFINITY,
+            wraps: false,
         };
         (n, m as u64, Some(alt))
     }
@@ -1023,6 +1029,24 @@ impl Estimator {
         let prev = self.last_index.replace(index)?;
         let d = index.wrapping_sub(prev) & mask;
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
+    }
+
+    /// A gap `extra` whole periods longer than the counter's step (its
+    /// sample `n` late by them) may hide whole wraps of a narrow counter
+    /// (a burst of losses as long as its range) or be a stall: the
+    /// counter cannot tell. The sample keeps the counter's number; the
+    /// next one decides (on time for the wraps, or queued behind it).
+    fn counter_wraps(&self, n: i64, extra: i64, index: Option<u64>) -> Option<Ambiguous> {
+        let range = i64::try_from(self.counter_mask(index?))
+            .ok()?
+            .checked_add(1)?;
+        let wraps = extra / range;
+        (wraps >= 1 && range < 1 << 40).then(|| Ambiguous {
+            delayed: n,
+            lost: n.saturating_add(wraps * range),
+            odds: f64::INFINITY,
+            wraps: true,
+        })
     }
 
     /// Across a gap longer than the window (`by_gap` whole periods), the
@@ -1116,12 +1140,19 @@ impl Estimator {
                 match self.floor_residual(nl.saturating_add(1), q, period) {
                     Some(r) if r < -self.fit.std_r.min(0.5 * p) || gap < 0.5 * p => Some(false),
                     Some(r) if r <= (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p) => {
-                        Some(self.loss_confirmed(alt, r, p))
+                        Some(alt.wraps || self.loss_confirmed(alt, r, p))
                     }
                     _ => None,
                 }
             };
             let numbers = match verdict {
+                Some(true) if alt.wraps => {
+                    self.st.losses_from_index += (nl - nd) as u64;
+                    if self.last_index_n == Some(nd) {
+                        self.last_index_n = Some(nl);
+                    }
+                    (nl, nl)
+                }
                 Some(true) => {
                     self.ev_loss += 1.0;
                     self.ev_lost += (nl - nd) as f64;

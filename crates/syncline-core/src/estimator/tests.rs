@@ -1400,3 +1400,49 @@ fn a_late_announcement_renumbers_the_sample_before_it() {
     assert!(worst < 1_000_000, "worst {worst} ns");
     assert_eq!(st.losses_rejected, 0);
 }
+
+#[test]
+fn a_loss_burst_longer_than_the_counter_wraps_is_counted_whole() {
+    // A 5-bit counter (32 samples), bursts of 100 lost samples, and a
+    // 500 ms driver stall that holds 50 samples (delivered as a FIFO
+    // burst). The counter's step cannot tell 100 losses from 4: the next
+    // sample does (a period later: the wraps were lost too; queued: a
+    // stall). Only the first sample after each loss burst, stamped before
+    // that, is off.
+    let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
+    c.period = Some(TimeDelta::from_nanos(P));
+    c.counter_bits = Some(5);
+    let mut e = Estimator::new(c).unwrap();
+    let mut rng = Rng(7);
+    let (mut last, mut lost, mut off) = (0i64, 0u64, Vec::new());
+    for k in 0..6000i64 {
+        let jitter = rng.exp(3e5);
+        if [1500, 3000, 4500]
+            .iter()
+            .any(|&b| (b..b + 100).contains(&k))
+        {
+            lost += 1;
+            continue;
+        }
+        let t = T0 + k * P;
+        let stall = if (2200..2250).contains(&k) {
+            T0 + 2250 * P
+        } else {
+            0
+        };
+        let q = (t + 1_000_000 + jitter).max(stall).max(last + 40_000);
+        last = q;
+        let err = e
+            .update_with_index(ts(q), k as u64 % 32)
+            .unwrap()
+            .stamp
+            .as_nanos()
+            - t
+            - 1_000_000;
+        if k > 300 && err.abs() > 1_000_000 {
+            off.push(k);
+        }
+    }
+    assert_eq!(off, vec![1600, 3100, 4600]);
+    assert_eq!(e.status().losses_from_index, lost);
+}
