@@ -547,6 +547,7 @@ impl Estimator {
     /// An announcement after the sample that ends its gap: the pending
     /// sample, numbered as delayed, is renumbered after the loss (or its
     /// loss numbering is confirmed), if the gap fits.
+    #[cold]
     fn announce_late(&mut self) {
         let Some(pd) = self.pending else {
             return;
@@ -582,6 +583,7 @@ impl Estimator {
     /// rule) times the density of each residual: on time (the jitter) or,
     /// at the rate stalls have been seen, stalled. Before the fit's
     /// residuals are known, the announcement alone decides.
+    #[cold]
     fn announcement_fits(&self, r_lost: f64, r_delayed: f64, p: f64) -> bool {
         if !self.fit.stats_valid() {
             return true;
@@ -646,6 +648,7 @@ impl Estimator {
         st
     }
 
+    #[inline]
     fn period_f(&self) -> Option<f64> {
         if let Some(l) = self.young_line() {
             return Some(l.slope);
@@ -720,7 +723,10 @@ impl Estimator {
         let (queued, late_behind) = match (self.last_arrival, period) {
             (Some(last), Some(p)) => {
                 let gap = q.saturating_sub(last) as f64;
-                (gap < QUEUED * p, self.late_behind(gap, q, p))
+                (
+                    gap < QUEUED * p,
+                    gap < 0.5 * p && self.late_behind(gap, q, p),
+                )
             }
             _ => (false, false),
         };
@@ -756,6 +762,7 @@ impl Estimator {
     /// bursts from jitter (an on-time sample after a late one is close to
     /// the floor). The numbering does not take it for queued (the
     /// predecessor may be the one misnumbered).
+    #[cold]
     fn late_behind(&self, gap: f64, q: i64, p: f64) -> bool {
         if gap >= 0.5 * p || !self.fit.stats_valid() {
             return false;
@@ -829,7 +836,11 @@ impl Estimator {
     /// Olson), steadier than a slope measured from a handful of samples.
     /// Not once the samples contradict a configured period (see
     /// [`Self::young_fits`]); a period learned before a restart is trusted.
+    #[inline]
     fn young_line(&self) -> Option<Line> {
+        if self.matured {
+            return None;
+        }
         let line = self.running_minimum()?;
         (self.learned_period.is_some() || self.young_fits(&line)).then_some(line)
     }
@@ -858,6 +869,7 @@ impl Estimator {
     /// every later estimate falls behind by the error per period (3 s
     /// after 31 samples of a 1 Hz stream configured 10 % short); a period
     /// too long drags it to the newest arrival.
+    #[cold]
     fn young_fits(&self, young: &Line) -> bool {
         if self.fit.len() < YOUNG_CHECK {
             return true;
@@ -878,6 +890,7 @@ impl Estimator {
         r.is_finite().then_some(r)
     }
 
+    #[inline(always)]
     fn infer_number(
         &mut self,
         q: i64,
@@ -916,7 +929,10 @@ impl Estimator {
                 // The driver's announcements of these losses are used up.
                 self.announced -= self.announced.min(m as u64);
                 let n = base.saturating_add(m);
-                return (n, m as u64, self.counter_wraps(n, m_max - m, index));
+                let wraps = (m_max - m >= 2)
+                    .then(|| self.counter_wraps(n, m_max - m, index))
+                    .flatten();
+                return (n, m as u64, wraps);
             }
             self.st.index_anomalies += 1;
         } else if index.is_some() && had_index {
@@ -1036,6 +1052,7 @@ impl Estimator {
     /// (a burst of losses as long as its range) or be a stall: the
     /// counter cannot tell. The sample keeps the counter's number; the
     /// next one decides (on time for the wraps, or queued behind it).
+    #[cold]
     fn counter_wraps(&self, n: i64, extra: i64, index: Option<u64>) -> Option<Ambiguous> {
         let range = i64::try_from(self.counter_mask(index?))
             .ok()?
