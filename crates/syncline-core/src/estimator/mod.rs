@@ -54,6 +54,10 @@ use crate::{TimeDelta, Timestamp};
 const MAX_CAPACITY: usize = 1 << 20;
 /// Samples before the measured slope replaces the expected period.
 const YOUNG: usize = 32;
+/// Young samples from which the configured period's line is checked
+/// against the samples: used only while their mean residual above it is at
+/// most `YOUNG_RATIO ×` their mean residual above the floor plus
+/// `YOUNG_SLACK` of a period (see `Estimator::young_fits`).
 const YOUNG_CHECK: usize = 5;
 const YOUNG_RATIO: f64 = 3.0;
 const YOUNG_SLACK: f64 = 0.02;
@@ -85,7 +89,7 @@ const BELOW_FACTOR: f64 = 0.5;
 /// predecessor was queued behind it (FIFO burst after a stall).
 const QUEUED: f64 = 0.1;
 /// A sample within half a period of its predecessor and late on the floor
-/// by this many mean residuals was queued too (see `Estimator::queued`).
+/// by this many mean residuals was queued too (see `Estimator::late_behind`).
 const QUEUED_LATE: f64 = 4.0;
 /// Arrivals in a row before the last accepted one, each at or after the
 /// one before it, that are taken for a step back of the host clock (the
@@ -723,10 +727,7 @@ impl Estimator {
         let (queued, late_behind) = match (self.last_arrival, period) {
             (Some(last), Some(p)) => {
                 let gap = q.saturating_sub(last) as f64;
-                (
-                    gap < QUEUED * p,
-                    gap < 0.5 * p && self.late_behind(gap, q, p),
-                )
+                (gap < QUEUED * p, gap < 0.5 * p && self.late_behind(q))
             }
             _ => (false, false),
         };
@@ -754,8 +755,8 @@ impl Estimator {
         })
     }
 
-    /// Whether a sample arriving `gap` after its predecessor, within half a
-    /// period, is late on the floor (numbered next) by more than
+    /// Whether a sample arriving within half a period of its predecessor
+    /// is late on the floor (numbered next) by more than
     /// [`QUEUED_LATE`] × the mean residual: queued behind it, if numbered
     /// next. At kilohertz rates a driver drains its FIFO 20-60 µs per
     /// sample, more than [`QUEUED`] of the period; the lateness tells those
@@ -763,8 +764,8 @@ impl Estimator {
     /// the floor). The numbering does not take it for queued (the
     /// predecessor may be the one misnumbered).
     #[cold]
-    fn late_behind(&self, gap: f64, q: i64, p: f64) -> bool {
-        if gap >= 0.5 * p || !self.fit.stats_valid() {
+    fn late_behind(&self, q: i64) -> bool {
+        if !self.fit.stats_valid() {
             return false;
         }
         match (self.fit.floor(), self.last_n) {
@@ -838,14 +839,12 @@ impl Estimator {
     /// [`Self::young_fits`]); a period learned before a restart is trusted.
     #[inline]
     fn young_line(&self) -> Option<Line> {
-        if self.matured {
-            return None;
-        }
         let line = self.running_minimum()?;
         (self.learned_period.is_some() || self.young_fits(&line)).then_some(line)
     }
 
     /// The young line whether or not the samples agree with its slope.
+    #[inline]
     fn running_minimum(&self) -> Option<Line> {
         if self.matured {
             return None;
@@ -862,9 +861,10 @@ impl Estimator {
         })
     }
 
-    /// Whether the samples so far agree with the young line's slope: their
-    /// mean residual above it is at most twice (plus 1 % of a period) the
-    /// mean residual above the floor, the lowest line of any slope. A
+    /// Whether the samples so far agree with the young line's slope: from
+    /// [`YOUNG_CHECK`] samples on, their mean residual above it is at most
+    /// [`YOUNG_RATIO`] × (plus [`YOUNG_SLACK`] of a period) their mean
+    /// residual above the floor, the lowest line of any slope. A
     /// period too short leaves the running minimum at its first sample and
     /// every later estimate falls behind by the error per period (3 s
     /// after 31 samples of a 1 Hz stream configured 10 % short); a period
