@@ -341,6 +341,23 @@ struct Pending {
     alt: Option<Ambiguous>,
 }
 
+/// What the sample after an ambiguous gap says of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// The samples in the gap were lost.
+    Lost,
+    /// The sample was delayed.
+    Delayed,
+    /// Undecided (the next sample is late itself): the number given on
+    /// arrival stays.
+    Open,
+    /// The device paused: the samples in the gap were lost, though not by
+    /// the process the loss evidence measures.
+    Paused,
+    /// The device paused and its clock started over on a new phase.
+    Restarted,
+}
+
 /// An ambiguous gap: the sample is either delayed or the first after losses.
 #[derive(Debug, Clone, Copy)]
 struct Ambiguous {
@@ -1152,40 +1169,56 @@ impl Estimator {
             // loss too early.
             let gap = q.saturating_sub(pd.point.q) as f64;
             let verdict = if !self.fit.stats_valid() {
-                Some(gap >= 0.5 * p)
+                if gap >= 0.5 * p {
+                    Verdict::Lost
+                } else {
+                    Verdict::Delayed
+                }
             } else {
                 match self.floor_residual(nl.saturating_add(1), q, period) {
-                    Some(r) if r < -self.fit.std_r.min(0.5 * p) || gap < 0.5 * p => Some(false),
-                    Some(r) if r <= (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p) => {
-                        Some(alt.wraps || self.loss_confirmed(alt, r, p))
-                    }
-                    _ => None,
+                    Some(_) if gap < 0.5 * p => Verdict::Delayed,
+                    Some(r) => self.next_verdict(alt, r, gap, p),
+                    None => Verdict::Open,
                 }
             };
+            if verdict == Verdict::Restarted {
+                self.restart(0);
+                if self.last_index_n == Some(pd.point.n) {
+                    self.last_index_n = Some(nl);
+                }
+                pd.point.n = nl;
+                self.commit(pd.point);
+                self.last_n = Some(nl);
+                return;
+            }
             let numbers = match verdict {
-                Some(true) if alt.wraps => {
+                Verdict::Lost if alt.wraps => {
                     self.st.losses_from_index += (nl - nd) as u64;
                     if self.last_index_n == Some(nd) {
                         self.last_index_n = Some(nl);
                     }
                     (nl, nl)
                 }
-                Some(true) => {
+                Verdict::Lost => {
                     self.ev_loss += 1.0;
                     self.ev_lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
                     (nl, nl)
                 }
-                Some(false) => {
+                Verdict::Paused => {
+                    self.st.losses_detected += (nl - nd) as u64;
+                    (nl, nl)
+                }
+                Verdict::Delayed => {
                     self.ev_stall += 1.0;
                     self.st.delays_detected += 1;
                     (nd, nd)
                 }
-                None if pd.point.n == nl => {
+                Verdict::Open if pd.point.n == nl => {
                     self.st.losses_detected += (nl - nd) as u64;
                     (nd, nl)
                 }
-                None => {
+                Verdict::Open | Verdict::Restarted => {
                     self.st.delays_detected += 1;
                     (nd, nd)
                 }
@@ -1200,25 +1233,80 @@ impl Estimator {
         self.last_n = Some(chain_n);
     }
 
+    /// What the next sample, not queued (`gap` after the pending one) and
+    /// `r` after the floor's time for the loss numbering, says of an
+    /// ambiguous gap:
+    ///
+    /// * on time for the loss numbering (within the jitter's spread): the
+    ///   loss is weighed ([`Self::loss_confirmed`]), else it was a delay;
+    /// * on time after `k` further losses of its own (a sensor that halved
+    ///   its rate loses every other sample): the same weighing, else
+    ///   undecided (it may be stalled itself, after either reading);
+    /// * a period after the pending sample and as late on the delayed
+    ///   reading, beyond the [`STALL_SPREAD`] periods a stall is modelled
+    ///   over: that reading needs the same long stall twice (a stall
+    ///   queues the next sample right behind), so the device paused. On
+    ///   the old clock line the samples of the pause were lost (not
+    ///   evidence of the loss process); off it, the clock started over on
+    ///   a new phase (a restart, as after a gap longer than the window);
+    /// * before the floor (no sample after a loss comes there): a delay;
+    /// * otherwise it is late itself and decides nothing.
+    #[cold]
+    fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
+        let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
+        let early = self.fit.std_r.min(0.5 * p);
+        let paused =
+            r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p && (gap - p).abs() <= spread;
+        let k = if r > spread { (r / p).round() } else { 0.0 };
+        let rk = r - k * p;
+        if (-early..=spread).contains(&rk) && (k == 0.0 || !alt.wraps) {
+            return if k == 0.0 && alt.wraps {
+                Verdict::Lost
+            } else if paused && k == 0.0 {
+                Verdict::Paused
+            } else if self.loss_confirmed(alt, rk, p, k) {
+                Verdict::Lost
+            } else if k == 0.0 {
+                Verdict::Delayed
+            } else {
+                Verdict::Open
+            };
+        }
+        if paused {
+            Verdict::Restarted
+        } else if r < -early {
+            Verdict::Delayed
+        } else {
+            Verdict::Open
+        }
+    }
+
     /// Whether a next sample on time for the loss numbering (residual `r`
-    /// after the lost samples) confirms the loss: the odds on arrival,
-    /// times the chance of a run of `m` lost samples in a row (each further
-    /// loss as likely as in the losses seen so far), times how much likelier
-    /// an on-time next sample is than one that is itself stalled to the same
-    /// arrival, must favour the loss. So two stalls in a row are not taken
-    /// for a run of losses in a stream that has shown stalls and no losses.
-    /// Like every confirmed numbering, this does not depend on the loss
-    /// threshold (which only sets how soon a loss is believed on arrival).
-    fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64) -> bool {
+    /// after the lost samples, and after `further` losses of its own)
+    /// confirms the loss: the odds on arrival, times the chance of a run of
+    /// `m` lost samples in a row (each further loss as likely as in the
+    /// losses seen so far) and of the next sample's own run, times how much
+    /// likelier an on-time next sample is than one that is itself stalled
+    /// to the same arrival, must favour the loss. So two stalls in a row
+    /// are not taken for a run of losses in a stream that has shown stalls
+    /// and no losses. Like every confirmed numbering, this does not depend
+    /// on the loss threshold (which only sets how soon a loss is believed
+    /// on arrival).
+    fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
         let m = (alt.lost - alt.delayed) as f64;
         // Laplace's rule for "a lost sample is followed by another loss".
         let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
-        let run = again.powf(m - 1.0);
+        let held = self.fit.len() as f64 + 2.0;
+        let mut run = again.powf(m - 1.0);
+        if further > 0.0 {
+            // A new run of losses starts (at the rate of runs seen), then
+            // goes on.
+            run *= (self.ev_loss + 1.0) / held * again.powf(further - 1.0);
+        }
         let on_time = self.on_time_density(r, p);
         // A stall of the next sample: its rate among the samples held, its
         // delay spread like the pending one's.
-        let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
-        let stalled = rate / (STALL_SPREAD * p);
+        let stalled = (self.ev_stall + 1.0) / held / (STALL_SPREAD * p);
         alt.odds * run * on_time >= stalled
     }
 

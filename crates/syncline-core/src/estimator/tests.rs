@@ -1444,3 +1444,69 @@ fn a_loss_burst_longer_than_the_counter_wraps_is_counted_whole() {
     assert_eq!(off, vec![1600, 3100, 4600]);
     assert_eq!(e.status().losses_from_index, lost);
 }
+
+/// Runs `(true time, arrival)` samples through an estimator with period
+/// `p` and returns each error (estimate − true time) minus the error at
+/// `reference` (a constant latency is free).
+fn errors_from(p: i64, s: &[(i64, i64)], reference: usize) -> (Vec<i64>, EstimatorStatus) {
+    let mut e = est(Some(p));
+    let errs = errors(&mut e, s);
+    let e0 = errs[reference];
+    (errs.iter().map(|x| x - e0).collect(), e.status())
+}
+
+#[test]
+fn a_sensor_that_halves_its_rate_is_followed_after_one_sample() {
+    // A 20 Hz camera switches to 10 Hz (2 ms + Exp(1 ms) late, no
+    // losses). Each new gap is two old periods: the samples sit on the
+    // old line after one loss each, which the next sample confirms (it is
+    // on that line after a further loss), not a stall that grows by a
+    // period at every sample.
+    let p = 50_000_000;
+    let mut rng = Rng(7);
+    let t: Vec<i64> = (0..1200)
+        .map(|k| T0 + k * p)
+        .chain((1..200).map(|k| T0 + 1199 * p + k * 2 * p))
+        .collect();
+    let s: Vec<(i64, i64)> = t
+        .iter()
+        .map(|&t| (t, t + 2_000_000 + rng.exp(1e6)))
+        .collect();
+    let (errs, st) = errors_from(p, &s, 1000);
+    let worst = errs[1201..].iter().map(|x| x.abs()).max().unwrap();
+    assert!(worst < 10_000_000, "{worst} ns after the switch");
+    assert!(st.losses_detected >= 197, "{st:?}");
+}
+
+#[test]
+fn a_device_that_pauses_and_restarts_its_clock_is_followed_after_one_sample() {
+    // A 100 Hz device (1 ms + Exp(1 ms) late) stops for 2 s and starts
+    // again on a new phase of its clock. The first sample after the pause
+    // is late on the old line by a fraction of a period; the next one
+    // arrives a period after it, not queued behind it, so a 2 s stall of
+    // the first would need the same stall of the next: it was a pause.
+    // Within the jitter of the old line, 199 or 200 samples were lost (the
+    // small phase step is a change); further off, the clock started over
+    // (a restart). Either way not 2 s of delay carried by later samples.
+    for (seed, phase) in [(1, 2_500_000), (2, 6_000_000), (3, 8_700_000)] {
+        let mut rng = Rng(seed);
+        let t: Vec<i64> = (0..3000)
+            .map(|k| T0 + k * P)
+            .chain((0..500).map(|k| T0 + 2999 * P + 2_000_000_000 + phase + k * P))
+            .collect();
+        let s: Vec<(i64, i64)> = t
+            .iter()
+            .map(|&t| (t, t + 1_000_000 + rng.exp(1e6)))
+            .collect();
+        let (errs, st) = errors_from(P, &s, 2900);
+        let worst = errs[3001..].iter().map(|x| x.abs()).max().unwrap();
+        assert!(
+            worst < 10_000_000,
+            "phase {phase}: {worst} ns after the pause"
+        );
+        assert!(
+            st.restarts == 1 || (199..=200).contains(&st.losses_detected),
+            "{st:?}"
+        );
+    }
+}
