@@ -61,6 +61,11 @@ const YOUNG: usize = 32;
 const YOUNG_CHECK: usize = 5;
 const YOUNG_RATIO: f64 = 3.0;
 const YOUNG_SLACK: f64 = 0.02;
+/// Arrival gaps whose median is checked against the configured period,
+/// and the factor by which it must exceed it to drop the configured period
+/// (see `Estimator::check_expected`).
+const FIRST_GAPS: usize = 8;
+const PERIOD_CONTRADICTED: f64 = 1.5;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// Pulses in a row whose place on the arrival floor jumped by whole periods
@@ -158,7 +163,10 @@ pub struct EstimatorConfig {
     /// window` while the data fit one clock line; it is cut after a detected
     /// change. A gap in the arrivals longer than the window restarts the fit.
     pub window: TimeDelta,
-    /// Expected period, used until the estimator has measured its own.
+    /// Expected period, used until the estimator has measured its own. If
+    /// the median of the first arrival gaps is 1.5 × it or more (a rate
+    /// set up twice too high), the median replaces it and the fit starts
+    /// over.
     pub period: Option<TimeDelta>,
     /// Loss threshold `K`: how much evidence a late sample needs before it
     /// is numbered as the first after a loss (rather than a delayed
@@ -326,8 +334,10 @@ pub struct EstimatorStatus {
     pub arrival_tick_ns: Option<i64>,
     /// Changes detected (the history was cut).
     pub changes_detected: u64,
-    /// Restarts after gaps longer than the window or a step back of the
-    /// arrival clock (three arrivals in a row before the last accepted one).
+    /// Restarts of the fit: after gaps longer than the window, a step back
+    /// of the arrival clock (three arrivals in a row before the last
+    /// accepted one), a device that paused and went on on a new phase of
+    /// its clock, or a configured period the first gaps contradict.
     pub restarts: u64,
     /// The last estimate.
     pub last_estimate: Option<Timestamp>,
@@ -388,6 +398,12 @@ pub struct Estimator {
     last_n: Option<i64>,
     next_start: i64,
     learned_period: Option<f64>,
+    /// The expected period: the configured one, or the median of the first
+    /// gaps if they contradict it (see [`Self::check_expected`]).
+    expected: Option<f64>,
+    /// The first arrival gaps (see [`Self::check_expected`]).
+    first_gaps: [i64; FIRST_GAPS],
+    first_gap_count: usize,
     ev_loss: f64,
     ev_stall: f64,
     /// Samples lost in the gaps counted in `ev_loss` (scaled alike).
@@ -483,6 +499,9 @@ impl Estimator {
             last_n: None,
             next_start: 0,
             learned_period: None,
+            expected: cfg.period.map(|p| p.as_nanos() as f64),
+            first_gaps: [0; FIRST_GAPS],
+            first_gap_count: 0,
             ev_loss: 0.0,
             ev_stall: 0.0,
             ev_lost: 0.0,
@@ -680,8 +699,7 @@ impl Estimator {
         {
             return Some(f.slope);
         }
-        self.learned_period
-            .or(self.cfg.period.map(|p| p.as_nanos() as f64))
+        self.learned_period.or(self.expected)
     }
 
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
@@ -723,6 +741,12 @@ impl Estimator {
         self.back_run = 0;
         if let Some(e) = self.duplicate(q, index) {
             return Ok(e);
+        }
+        if self.first_gap_count < FIRST_GAPS
+            && self.expected.is_some()
+            && let Some(last) = self.last_arrival
+        {
+            self.check_expected(q.saturating_sub(last));
         }
         if self.announced > 0 {
             self.announce_age += 1;
@@ -770,6 +794,50 @@ impl Estimator {
             sample: n,
             lost_before: lost,
         })
+    }
+
+    /// Records one of the first [`FIRST_GAPS`] arrival gaps; with all of
+    /// them, replaces the configured period by their median if that exceeds
+    /// it by [`PERIOD_CONTRADICTED`] ×. A period configured too short by
+    /// half (a 50 Hz sensor set up as 100 Hz) makes every gap look like one
+    /// lost sample, and a gap a little longer than a loss's tolerance like
+    /// a delay: the numbering would mix both for the whole run. Half the
+    /// samples lost from the start is far less likely than a wrong
+    /// setting. The fit then starts over with the median as the expected
+    /// period (checked by the young fit like a configured one, and without
+    /// the quantised fit's prior), and the losses and delays counted so far
+    /// are withdrawn.
+    #[cold]
+    fn check_expected(&mut self, gap: i64) {
+        self.first_gaps[self.first_gap_count] = gap;
+        self.first_gap_count += 1;
+        if self.first_gap_count < FIRST_GAPS {
+            return;
+        }
+        let mut g = self.first_gaps;
+        g.sort_unstable();
+        let median = (g[FIRST_GAPS / 2 - 1] as f64 + g[FIRST_GAPS / 2] as f64) / 2.0;
+        let Some(p) = self.expected.filter(|&p| median > PERIOD_CONTRADICTED * p) else {
+            return;
+        };
+        {
+            // A whole multiple of the configured period (a rate set up in
+            // the wrong unit or twice too high) is kept exact.
+            let k = (median / p).round();
+            let period = if (median - k * p).abs() <= 0.05 * median {
+                k * p
+            } else {
+                median
+            };
+            self.restart(1);
+            self.learned_period = None;
+            self.expected = Some(period);
+            self.fit.prior_period = None;
+            // The losses and delays seen with it go with it.
+            self.st.losses_detected = 0;
+            self.st.delays_detected = 0;
+            (self.ev_loss, self.ev_lost, self.ev_stall) = (0.0, 0.0, 0.0);
+        }
     }
 
     /// Whether a sample arriving within half a period of its predecessor
@@ -866,9 +934,7 @@ impl Estimator {
         if self.matured {
             return None;
         }
-        let p = self
-            .learned_period
-            .or(self.cfg.period.map(|p| p.as_nanos() as f64))?;
+        let p = self.learned_period.or(self.expected)?;
         let a = self.young_anchor?;
         Some(Line {
             n0: a.n,
@@ -998,8 +1064,8 @@ impl Estimator {
     /// arrival and the expected period (the configured one first), a loss
     /// only where the gap is clearly a whole number of periods.
     fn infer_early(&mut self, q: i64, base: i64, queued: bool) -> (i64, u64, Option<Ambiguous>) {
-        let p = match self.cfg.period {
-            Some(p) => p.as_nanos() as f64,
+        let p = match self.expected {
+            Some(p) => p,
             None => match self.learned_period.or(self.period_f()) {
                 Some(p) => p,
                 None => return (base, 0, None),

@@ -1510,3 +1510,23 @@ fn a_device_that_pauses_and_restarts_its_clock_is_followed_after_one_sample() {
         );
     }
 }
+
+#[test]
+fn a_period_configured_half_too_short_is_dropped() {
+    // A 50 Hz sensor (1 ms + Exp(1 ms) late, no losses) set up as 100 Hz:
+    // every gap looks like one lost sample, and a gap a little longer than
+    // a loss's tolerance like a delay. The first gaps contradict the
+    // setting, so it is dropped and the period measured: no losses, the
+    // right period, and every estimate after the first 100 within 1 ms.
+    let p = 20_000_000;
+    let mut rng = Rng(11);
+    let s: Vec<(i64, i64)> = (0..3000)
+        .map(|k| (T0 + k * p, T0 + k * p + 1_000_000 + rng.exp(1e6)))
+        .collect();
+    let (errs, st) = errors_from(p / 2, &s, 100);
+    let worst = errs[100..].iter().map(|x| x.abs()).max().unwrap();
+    assert!(worst < 1_000_000, "{worst} ns");
+    assert_eq!(st.losses_detected, 0, "{st:?}");
+    let period = st.period_ns.unwrap();
+    assert!((period - p as f64).abs() < 1e3, "{period}");
+}
