@@ -52,7 +52,9 @@ fn config(args: &EstimateArgs) -> Result<EstimatorConfig, CliError> {
     c.period = args.period_ns.map(TimeDelta::from_nanos);
     Estimator::new(c).map(|_| c).map_err(|e| {
         let flag = match e {
-            EstimatorError::NonPositiveWindow(_) => "--window-ns",
+            EstimatorError::NonPositiveWindow(_) | EstimatorError::WindowNotAbovePeriod { .. } => {
+                "--window-ns"
+            }
             EstimatorError::NonPositivePeriod(_) => "--period-ns",
             EstimatorError::NegativeLatency(_) => "--min-latency-ns",
             _ => "--counter-bits",

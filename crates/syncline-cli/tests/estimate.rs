@@ -136,6 +136,10 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--window-ns", "-5"], "--window-ns"),
         (vec!["--window-ns", "10", "--period-ns", "0"], "--period-ns"),
         (
+            vec!["--window-ns", "10", "--period-ns", "20"],
+            "--window-ns",
+        ),
+        (
             vec!["--window-ns", "10", "--loss-threshold", "x"],
             "--loss-threshold",
         ),

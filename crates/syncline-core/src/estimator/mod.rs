@@ -135,6 +135,16 @@ pub enum EstimatorError {
     /// The expected period must be positive.
     #[error("the expected period must be positive, got {0} ns")]
     NonPositivePeriod(i64),
+    /// The window must be longer than the expected period: every arrival
+    /// gap longer than the window restarts the fit, so a shorter window
+    /// would hold one sample at a time.
+    #[error("the estimation window ({window} ns) must be longer than the period ({period} ns)")]
+    WindowNotAbovePeriod {
+        /// The configured window.
+        window: i64,
+        /// The configured period.
+        period: i64,
+    },
     /// The minimum latency must not be negative.
     #[error("the minimum latency must not be negative, got {0} ns")]
     NegativeLatency(i64),
@@ -247,6 +257,14 @@ impl EstimatorConfig {
             && !p.is_positive()
         {
             return Err(EstimatorError::NonPositivePeriod(p.as_nanos()));
+        }
+        if let Some(p) = self.period
+            && self.window <= p
+        {
+            return Err(EstimatorError::WindowNotAbovePeriod {
+                window: self.window.as_nanos(),
+                period: p.as_nanos(),
+            });
         }
         if self.min_latency.is_negative() {
             return Err(EstimatorError::NegativeLatency(self.min_latency.as_nanos()));

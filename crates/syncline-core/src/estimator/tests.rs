@@ -400,6 +400,8 @@ fn bad_configurations_are_errors() {
         EstimatorConfig::new(w).with_min_latency(TimeDelta::from_nanos(-1)),
         EstimatorConfig::new(w).with_counter_bits(0),
         EstimatorConfig::new(w).with_counter_bits(65),
+        EstimatorConfig::new(w).with_period(w),
+        EstimatorConfig::new(w).with_period(TimeDelta::from_secs(2)),
     ];
     for c in bad {
         assert!(Estimator::new(c).is_err(), "{c:?}");
