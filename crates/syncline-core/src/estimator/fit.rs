@@ -341,6 +341,21 @@ impl LineFit {
         self.rebuild_now();
     }
 
+    /// Renumbers the points `g` times closer, from the first one on (every
+    /// difference to it must be a multiple of `g`), and rebuilds.
+    pub fn renumber(&mut self, g: i64) {
+        let Some(first) = self.pts.front().map(|p| p.n) else {
+            return;
+        };
+        for p in self.pts.iter_mut() {
+            p.n = first + (p.n - first) / g;
+        }
+        // The old hull's vertices are in the old numbers: not reused.
+        self.hulled_n = None;
+        self.quant.resync();
+        self.rebuild_now();
+    }
+
     /// Appends a point (`n` must exceed the last point's). `max_span` bounds
     /// the history in ns (older points are dropped at the next rebuild).
     /// Returns false (and ignores the point) if it does not fit the

@@ -66,6 +66,9 @@ const YOUNG_SLACK: f64 = 0.02;
 /// (see `Estimator::check_expected`).
 const FIRST_GAPS: usize = 8;
 const PERIOD_CONTRADICTED: f64 = 1.5;
+/// Numbering steps in a row sharing a divisor above 1 before the samples
+/// are renumbered (see `Estimator::renumber_steps`).
+const RENUMBER_RUN: usize = 64;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// Pulses in a row whose place on the arrival floor jumped by whole periods
@@ -286,7 +289,10 @@ impl EstimatorConfig {
 pub struct Estimate {
     /// Estimated acquisition time.
     pub stamp: Timestamp,
-    /// The sample number assigned to this sample (0 for the first).
+    /// The sample number assigned to this sample (0 for the first). Numbers
+    /// increase; after a restart or when a sensor that halved its rate is
+    /// renumbered, they go on from a new base (a gap in the numbers is not
+    /// then a count of lost samples).
     pub sample: i64,
     /// Samples judged lost right before this one when it was estimated.
     pub lost_before: u64,
@@ -438,6 +444,14 @@ pub struct Estimator {
     max_index: u64,
     tick: i64,
     gaps: u32,
+    /// Committed numbering steps in a row that share a divisor above 1
+    /// (their gcd, their count and their sum; see
+    /// [`Self::renumber_steps`]).
+    step_gcd: i64,
+    step_run: usize,
+    step_sum: i64,
+    /// The number of the last committed point (any value before the first).
+    committed_n: i64,
     above_runs: [u32; 3],
     below_run: u32,
     deferred_ref: Option<i64>,
@@ -532,6 +546,10 @@ impl Estimator {
             max_index: 0,
             tick: 0,
             gaps: 0,
+            step_gcd: 0,
+            step_run: 0,
+            step_sum: 0,
+            committed_n: 0,
             above_runs: [0; 3],
             below_run: 0,
             deferred_ref: None,
@@ -777,6 +795,9 @@ impl Estimator {
         }
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
+            if self.step_run >= RENUMBER_RUN {
+                self.renumber_steps();
+            }
         }
         let period = self.period_f();
         // A sample queued right behind its predecessor (a burst after a
@@ -812,6 +833,68 @@ impl Estimator {
             sample: n,
             lost_before: lost,
         })
+    }
+
+    /// Follows the steps between committed sample numbers (called unless
+    /// the step is 1 outside a run): a run of steps sharing a divisor above
+    /// 1 (every gap a whole number of lost samples of the same count, plus
+    /// one).
+    #[cold]
+    fn note_step_run(&mut self, step: i64) {
+        let (mut a, mut b) = (self.step_gcd, step.max(0));
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        if a >= 2 {
+            self.step_gcd = a;
+            self.step_run += 1;
+            self.step_sum = self.step_sum.saturating_add(step);
+        } else {
+            (self.step_gcd, self.step_run, self.step_sum) = (0, 0, 0);
+        }
+    }
+
+    /// After [`RENUMBER_RUN`] steps in a row that share a divisor `g ≥ 2`
+    /// (a sensor that halved its rate: every gap one lost sample; from a
+    /// single loss to the next, a run this long is not chance), the run's
+    /// points are renumbered `g` times closer: the period becomes `g` times
+    /// the old one and the run's losses are withdrawn (those left, of
+    /// steps longer than `g`, are the loss evidence). The history is cut to
+    /// the run (counted in `changes_detected`). The estimates do not move
+    /// (each point keeps its time); the status says what the sensor does.
+    /// Not with a device counter, pulses or announcements, whose numbers
+    /// would have to follow.
+    #[cold]
+    fn renumber_steps(&mut self) {
+        let (g, run, sum) = (self.step_gcd, self.step_run, self.step_sum);
+        (self.step_gcd, self.step_run, self.step_sum) = (0, 0, 0);
+        if self.last_index.is_some() || self.st.references > 0 || self.announced > 0 {
+            return;
+        }
+        let (Some(last_n), Some(last)) = (self.last_n, self.fit.last()) else {
+            return;
+        };
+        if last_n.saturating_sub(last.n) % g != 0 {
+            return;
+        }
+        self.fit.keep_last(run + 1);
+        let Some(first) = self.fit.first() else {
+            return;
+        };
+        self.fit.renumber(g);
+        self.last_n = Some(first.n + last_n.saturating_sub(first.n) / g);
+        let artefacts = u64::try_from(sum - sum / g).unwrap_or(0);
+        self.st.losses_detected = self.st.losses_detected.saturating_sub(artefacts);
+        // The losses left after renumbering (taken as single ones) are the
+        // evidence now.
+        let left = (sum / g).saturating_sub(run as i64).max(0) as f64;
+        (self.ev_loss, self.ev_lost) = (left, left);
+        self.cap_evidence();
+        self.fit.prior_period = self.fit.prior_period.map(|p| p * g as f64);
+        self.expected = self.expected.map(|p| p * g as f64);
+        self.above_runs = [0; 3];
+        self.below_run = 0;
+        self.st.changes_detected += 1;
     }
 
     /// Records one of the first [`FIRST_GAPS`] arrival gaps; with all of
@@ -911,6 +994,7 @@ impl Estimator {
         self.below_run = 0;
         self.tick = 0;
         self.gaps = 0;
+        (self.step_gcd, self.step_run, self.step_sum) = (0, 0, 0);
         self.st.restarts += 1;
     }
 
@@ -1427,6 +1511,11 @@ impl Estimator {
             let reached = |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1;
             let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
             change = above || self.below_run >= BELOW_RUN;
+        }
+        let step = p.n.wrapping_sub(self.committed_n);
+        self.committed_n = p.n;
+        if step != 1 || self.step_run != 0 {
+            self.note_step_run(step);
         }
         self.fit.push(p, self.max_span);
         if !self.matured {
