@@ -1447,14 +1447,28 @@ fn a_loss_burst_longer_than_the_counter_wraps_is_counted_whole() {
     assert_eq!(e.status().losses_from_index, lost);
 }
 
-/// Runs `(true time, arrival)` samples through an estimator with period
-/// `p` and returns each error (estimate − true time) minus the error at
-/// `reference` (a constant latency is free).
-fn errors_from(p: i64, s: &[(i64, i64)], reference: usize) -> (Vec<i64>, EstimatorStatus) {
+/// Samples at `times`, each `latency` + Exp(1 ms) late (generator `seed`),
+/// run through an estimator with period `p`: the worst |error| from sample
+/// `from` on, each error taken relative to sample `reference`'s (a constant
+/// latency is free), and the final status.
+fn worst_after(
+    p: i64,
+    times: &[i64],
+    latency: i64,
+    seed: u64,
+    reference: usize,
+    from: usize,
+) -> (i64, EstimatorStatus) {
+    let mut rng = Rng(seed);
+    let s: Vec<(i64, i64)> = times
+        .iter()
+        .map(|&t| (t, t + latency + rng.exp(1e6)))
+        .collect();
     let mut e = est(Some(p));
-    let errs = errors(&mut e, s);
+    let errs = errors(&mut e, &s);
     let e0 = errs[reference];
-    (errs.iter().map(|x| x - e0).collect(), e.status())
+    let worst = errs[from..].iter().map(|x| (x - e0).abs()).max().unwrap();
+    (worst, e.status())
 }
 
 #[test]
@@ -1465,17 +1479,11 @@ fn a_sensor_that_halves_its_rate_is_followed_after_one_sample() {
     // on that line after a further loss), not a stall that grows by a
     // period at every sample.
     let p = 50_000_000;
-    let mut rng = Rng(7);
     let t: Vec<i64> = (0..1200)
         .map(|k| T0 + k * p)
         .chain((1..200).map(|k| T0 + 1199 * p + k * 2 * p))
         .collect();
-    let s: Vec<(i64, i64)> = t
-        .iter()
-        .map(|&t| (t, t + 2_000_000 + rng.exp(1e6)))
-        .collect();
-    let (errs, st) = errors_from(p, &s, 1000);
-    let worst = errs[1201..].iter().map(|x| x.abs()).max().unwrap();
+    let (worst, st) = worst_after(p, &t, 2_000_000, 7, 1000, 1201);
     assert!(worst < 10_000_000, "{worst} ns after the switch");
     // After a run of single losses the samples are renumbered: the period
     // is the new one, and the run's losses are withdrawn.
@@ -1495,17 +1503,11 @@ fn a_device_that_pauses_and_restarts_its_clock_is_followed_after_one_sample() {
     // small phase step is a change); further off, the clock started over
     // (a restart). Either way not 2 s of delay carried by later samples.
     for (seed, phase) in [(1, 2_500_000), (2, 6_000_000), (3, 8_700_000)] {
-        let mut rng = Rng(seed);
         let t: Vec<i64> = (0..3000)
             .map(|k| T0 + k * P)
             .chain((0..500).map(|k| T0 + 2999 * P + 2_000_000_000 + phase + k * P))
             .collect();
-        let s: Vec<(i64, i64)> = t
-            .iter()
-            .map(|&t| (t, t + 1_000_000 + rng.exp(1e6)))
-            .collect();
-        let (errs, st) = errors_from(P, &s, 2900);
-        let worst = errs[3001..].iter().map(|x| x.abs()).max().unwrap();
+        let (worst, st) = worst_after(P, &t, 1_000_000, seed, 2900, 3001);
         assert!(
             worst < 10_000_000,
             "phase {phase}: {worst} ns after the pause"
@@ -1525,12 +1527,8 @@ fn a_period_configured_half_too_short_is_dropped() {
     // setting, so it is dropped and the period measured: no losses, the
     // right period, and every estimate after the first 100 within 1 ms.
     let p = 20_000_000;
-    let mut rng = Rng(11);
-    let s: Vec<(i64, i64)> = (0..3000)
-        .map(|k| (T0 + k * p, T0 + k * p + 1_000_000 + rng.exp(1e6)))
-        .collect();
-    let (errs, st) = errors_from(p / 2, &s, 100);
-    let worst = errs[100..].iter().map(|x| x.abs()).max().unwrap();
+    let t: Vec<i64> = (0..3000).map(|k| T0 + k * p).collect();
+    let (worst, st) = worst_after(p / 2, &t, 1_000_000, 11, 100, 100);
     assert!(worst < 1_000_000, "{worst} ns");
     assert_eq!(st.losses_detected, 0, "{st:?}");
     let period = st.period_ns.unwrap();
