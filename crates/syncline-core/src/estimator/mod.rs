@@ -921,24 +921,22 @@ impl Estimator {
         let Some(p) = self.expected.filter(|&p| median > PERIOD_CONTRADICTED * p) else {
             return;
         };
-        {
-            // A whole multiple of the configured period (a rate set up in
-            // the wrong unit or twice too high) is kept exact.
-            let k = (median / p).round();
-            let period = if (median - k * p).abs() <= 0.05 * median {
-                k * p
-            } else {
-                median
-            };
-            self.restart(1);
-            self.learned_period = None;
-            self.expected = Some(period);
-            self.fit.prior_period = None;
-            // The losses and delays seen with it go with it.
-            self.st.losses_detected = 0;
-            self.st.delays_detected = 0;
-            (self.ev_loss, self.ev_lost, self.ev_stall) = (0.0, 0.0, 0.0);
-        }
+        // A whole multiple of the configured period (a rate set up in the
+        // wrong unit or twice too high) is kept exact.
+        let k = (median / p).round();
+        let period = if (median - k * p).abs() <= 0.05 * median {
+            k * p
+        } else {
+            median
+        };
+        self.restart(1);
+        self.learned_period = None;
+        self.expected = Some(period);
+        self.fit.prior_period = None;
+        // The losses and delays seen with it go with it.
+        self.st.losses_detected = 0;
+        self.st.delays_detected = 0;
+        (self.ev_loss, self.ev_lost, self.ev_stall) = (0.0, 0.0, 0.0);
     }
 
     /// Whether a sample arriving within half a period of its predecessor
@@ -1163,7 +1161,8 @@ impl Estimator {
     }
 
     /// Numbering before the fit is trustworthy: from the gap to the previous
-    /// arrival and the expected period (the configured one first), a loss
+    /// arrival and the expected period (the configured one, unless the
+    /// first gaps replaced it, before a learned or measured one), a loss
     /// only where the gap is clearly a whole number of periods.
     fn infer_early(&mut self, q: i64, base: i64, queued: bool) -> (i64, u64, Option<Ambiguous>) {
         let p = match self.expected {
