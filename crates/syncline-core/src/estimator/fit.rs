@@ -341,14 +341,12 @@ impl LineFit {
         self.rebuild_now();
     }
 
-    /// Renumbers the points `g` times closer, from the first one on (every
-    /// difference to it must be a multiple of `g`), and rebuilds.
-    pub fn renumber(&mut self, g: i64) {
-        let Some(first) = self.pts.front().map(|p| p.n) else {
-            return;
-        };
+    /// Renumbers the points `g` times closer towards number `pivot` (at or
+    /// after the last point; every difference to it must be a multiple of
+    /// `g`), and rebuilds.
+    pub fn renumber(&mut self, g: i64, pivot: i64) {
         for p in self.pts.iter_mut() {
-            p.n = first + (p.n - first) / g;
+            p.n = pivot - (pivot - p.n) / g;
         }
         // The old hull's vertices are in the old numbers: not reused.
         self.hulled_n = None;

@@ -289,10 +289,11 @@ impl EstimatorConfig {
 pub struct Estimate {
     /// Estimated acquisition time.
     pub stamp: Timestamp,
-    /// The sample number assigned to this sample (0 for the first). Numbers
-    /// increase; after a restart or when a sensor that halved its rate is
-    /// renumbered, they go on from a new base (a gap in the numbers is not
-    /// then a count of lost samples).
+    /// The sample number assigned on arrival (0 for the first). The next
+    /// arrival may revise it in the fit (an ambiguous gap judged a delay
+    /// after all), so a later sample can repeat it; a gap in the numbers is
+    /// a count of lost samples, except across a restart or where a sensor
+    /// that halved its rate was renumbered.
     pub sample: i64,
     /// Samples judged lost right before this one when it was estimated.
     pub lost_before: u64,
@@ -878,11 +879,8 @@ impl Estimator {
             return;
         }
         self.fit.keep_last(run + 1);
-        let Some(first) = self.fit.first() else {
-            return;
-        };
-        self.fit.renumber(g);
-        self.last_n = Some(first.n + last_n.saturating_sub(first.n) / g);
+        // Towards the last number: the numbers go on increasing.
+        self.fit.renumber(g, last_n);
         let artefacts = u64::try_from(sum - sum / g).unwrap_or(0);
         self.st.losses_detected = self.st.losses_detected.saturating_sub(artefacts);
         // The losses left after renumbering (taken as single ones) are the

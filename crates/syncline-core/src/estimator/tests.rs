@@ -537,6 +537,48 @@ proptest! {
         prop_assert!(serde_json::to_string(&st).is_ok());
     }
 
+    /// Sensor streams with the changes the next-sample verdict and the
+    /// period checks judge (a rate divided by 2 or 3 mid-stream, a pause,
+    /// losses, stalls, a configured period off by a factor, a counter):
+    /// every update is an estimate, the counts add up, and the status
+    /// serialises.
+    #[test]
+    fn changing_sensor_streams_are_handled(
+        period in 1_000_000i64..100_000_000,
+        divide in 1i64..4,
+        switch in 0usize..600,
+        pause in proptest::option::of(0i64..3_000_000_000),
+        loss in 0.0f64..0.3,
+        stall in 0.0f64..0.05,
+        jitter in 0.01f64..0.5,
+        configured in proptest::sample::select(vec![0.25, 0.5, 1.0, 2.0]),
+        counter in any::<bool>(),
+        seed in 1u64..1000,
+    ) {
+        let mut c = EstimatorConfig::new(TimeDelta::from_nanos(period * 50));
+        c.period = Some(TimeDelta::from_nanos((period as f64 * configured) as i64));
+        let mut e = Estimator::new(c).unwrap();
+        let mut rng = Rng(seed);
+        let (mut t, mut last, mut k) = (T0, 0i64, 0u64);
+        for i in 0..800 {
+            let step = if i < switch { period } else { period * divide };
+            t += step + if i == switch { pause.unwrap_or(0) } else { 0 };
+            k += 1;
+            if rng.next() < loss {
+                continue;
+            }
+            let extra = if rng.next() < stall { rng.exp(5.0 * period as f64) } else { 0 };
+            let q = (t + rng.exp(jitter * period as f64) + extra).max(last + 20_000);
+            last = q;
+            let r = if counter { e.update_with_index(ts(q), k) } else { e.update(ts(q)) };
+            prop_assert!(r.is_ok(), "{:?}", r);
+        }
+        let st = e.status();
+        prop_assert!(st.samples <= 800);
+        prop_assert!(st.window_fill <= st.window_capacity);
+        prop_assert!(serde_json::to_string(&st).is_ok());
+    }
+
     /// Same input, same output (determinism), and with one-sided delays
     /// in hull mode no estimate is after its arrival.
     #[test]
