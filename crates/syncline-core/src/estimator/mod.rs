@@ -66,6 +66,9 @@ const YOUNG_SLACK: f64 = 0.02;
 /// (see `Estimator::check_expected`).
 const FIRST_GAPS: usize = 8;
 const PERIOD_CONTRADICTED: f64 = 1.5;
+/// Device counter steps in a row sharing a divisor above 1 before it is
+/// taken for the counter's stride (see `Estimator::note_counter_step`).
+const STRIDE_RUN: u32 = 16;
 /// Numbering steps in a row sharing a divisor above 1 before the samples
 /// are renumbered (see `Estimator::renumber_steps`).
 const RENUMBER_RUN: usize = 64;
@@ -443,6 +446,15 @@ pub struct Estimator {
     /// The number of the sample that carried `last_index`.
     last_index_n: Option<i64>,
     max_index: u64,
+    /// The counter's step per sample (1, or what a renumbering found:
+    /// a counter of bytes, or shared by two channels, counts by 2).
+    counter_stride: u64,
+    /// Counter steps in a row sharing a divisor above 1: the divisor and
+    /// the count (see [`Self::note_counter_step`]).
+    stride_gcd: u64,
+    stride_run: u32,
+    /// Counter steps in a row that were not multiples of the stride.
+    stride_misses: u32,
     tick: i64,
     gaps: u32,
     /// Committed numbering steps in a row that share a divisor above 1
@@ -545,6 +557,10 @@ impl Estimator {
             last_index: None,
             last_index_n: None,
             max_index: 0,
+            counter_stride: 1,
+            stride_gcd: 0,
+            stride_run: 0,
+            stride_misses: 0,
             tick: 0,
             gaps: 0,
             step_gcd: 0,
@@ -863,8 +879,9 @@ impl Estimator {
     /// steps longer than `g`, are the loss evidence). The history is cut to
     /// the run (counted in `changes_detected`). The estimates do not move
     /// (each point keeps its time); the status says what the sensor does.
-    /// Not with a device counter, pulses or announcements, whose numbers
-    /// would have to follow.
+    /// Not with a device counter (whose stride is learned from its own
+    /// steps, see [`Self::index_delta`]), pulses or pending announcements,
+    /// whose numbers would have to follow.
     #[cold]
     fn renumber_steps(&mut self) {
         let (g, run, sum) = (self.step_gcd, self.step_run, self.step_sum);
@@ -1225,8 +1242,67 @@ impl Estimator {
         let mask = self.counter_mask(index);
         let index = index & mask;
         let prev = self.last_index.replace(index)?;
-        let d = index.wrapping_sub(prev) & mask;
+        let raw = index.wrapping_sub(prev) & mask;
+        let mut d = match self.in_samples(raw) {
+            Some(d) => d,
+            None => self.stride_missed(raw)?,
+        };
+        if self.counter_stride != 1 {
+            self.stride_misses = 0;
+        }
+        if d != 1 || self.stride_run != 0 {
+            d = self.note_counter_step(d);
+        }
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
+    }
+
+    /// A counter step that is not a multiple of the learned stride (an
+    /// anomaly). After [`STRIDE_RUN`] in a row the stride is forgotten (it
+    /// was a pattern of losses) and this step counts as it is.
+    #[cold]
+    fn stride_missed(&mut self, raw: u64) -> Option<u64> {
+        self.stride_misses += 1;
+        if self.stride_misses < STRIDE_RUN {
+            return None;
+        }
+        self.counter_stride = 1;
+        (self.stride_misses, self.stride_gcd, self.stride_run) = (0, 0, 0);
+        Some(raw)
+    }
+
+    /// Learns the counter's stride: after [`STRIDE_RUN`] steps in a row
+    /// that share a divisor `s ≥ 2` (a counter of bytes, or one shared by
+    /// two channels; a counter that counts by one and loses half its
+    /// samples in such a pattern is far less likely), its steps are
+    /// divided by `s` from then on. Returns step `d` in the stride it
+    /// knows now.
+    #[cold]
+    fn note_counter_step(&mut self, d: u64) -> u64 {
+        let (mut a, mut b) = (self.stride_gcd, d);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        if a < 2 {
+            (self.stride_gcd, self.stride_run) = (0, 0);
+            return d;
+        }
+        (self.stride_gcd, self.stride_run) = (a, self.stride_run + 1);
+        if self.stride_run < STRIDE_RUN {
+            return d;
+        }
+        self.counter_stride = self.counter_stride.saturating_mul(a);
+        (self.stride_gcd, self.stride_run) = (0, 0);
+        d / a
+    }
+
+    /// A counter difference in samples: divided by the counter's stride,
+    /// `None` if not a multiple of it.
+    #[inline]
+    fn in_samples(&self, d: u64) -> Option<u64> {
+        match self.counter_stride {
+            1 => Some(d),
+            s => d.is_multiple_of(s).then_some(d / s),
+        }
     }
 
     /// A gap `extra` whole periods longer than the counter's step (its
@@ -1236,9 +1312,9 @@ impl Estimator {
     /// next one decides (on time for the wraps, or queued behind it).
     #[cold]
     fn counter_wraps(&self, n: i64, extra: i64, index: Option<u64>) -> Option<Ambiguous> {
-        let range = i64::try_from(self.counter_mask(index?))
-            .ok()?
-            .checked_add(1)?;
+        let range = self
+            .in_samples(self.counter_mask(index?).checked_add(1)?)
+            .and_then(|r| i64::try_from(r).ok())?;
         let wraps = extra / range;
         (wraps >= 1 && range < 1 << 40).then(|| Ambiguous {
             delayed: n,
@@ -1259,16 +1335,21 @@ impl Estimator {
     fn counter_periods(&self, index: u64, by_gap: i64) -> Option<(i64, bool)> {
         let (last, last_n) = (self.last_index?, self.last_index_n?);
         let mask = self.counter_mask(index);
-        let d = i64::try_from(index.wrapping_sub(last) & mask).ok()?;
+        let d = i64::try_from(self.in_samples(index.wrapping_sub(last) & mask)?).ok()?;
         let since = self.last_n.map_or(0, |n| n.saturating_sub(last_n));
         let step = d.saturating_sub(since);
         if step < 1 {
             return None;
         }
-        match i64::try_from(mask) {
-            Ok(m) if m < 1 << 40 && (m + 1) / 2 <= by_gap => {
-                let wraps = ((by_gap - step) as f64 / (m + 1) as f64).round().max(0.0);
-                Some((step.saturating_add(wraps as i64 * (m + 1)), true))
+        // The counter's range in samples.
+        let range = mask
+            .checked_add(1)
+            .and_then(|r| self.in_samples(r))
+            .and_then(|r| i64::try_from(r).ok());
+        match range {
+            Some(r) if r <= 1 << 40 && r / 2 <= by_gap => {
+                let wraps = ((by_gap - step) as f64 / r as f64).round().max(0.0);
+                Some((step.saturating_add(wraps as i64 * r), true))
             }
             _ => Some((step, false)),
         }

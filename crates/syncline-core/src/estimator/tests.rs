@@ -1576,3 +1576,58 @@ fn a_period_configured_half_too_short_is_dropped() {
     let period = st.period_ns.unwrap();
     assert!((period - p as f64).abs() < 1e3, "{period}");
 }
+
+#[test]
+fn a_counter_that_counts_by_two_is_learned() {
+    // An 8-bit counter that steps by 2 per sample (a byte offset, or a
+    // counter shared by two channels), with losses and a burst of 20. Once
+    // 16 steps in a row have shown the stride, the losses counted are the
+    // real ones (each once) and every sample after that has its true
+    // number.
+    let mut c = EstimatorConfig::new(TimeDelta::from_secs(5)).with_counter_bits(8);
+    c.period = Some(TimeDelta::from_nanos(P));
+    let mut e = Estimator::new(c).unwrap();
+    let mut lost = 0;
+    for k in 0..2000i64 {
+        if k % 37 == 5 || (700..720).contains(&k) {
+            lost += 1;
+            continue;
+        }
+        let q = T0 + k * P + 1_000_000 + (k * 7919 % 1000) * 1000;
+        let est = e.update_with_index(ts(q), (2 * k % 256) as u64).unwrap();
+        if k > 20 {
+            assert_eq!(est.sample, k, "{:?}", e.status());
+        }
+    }
+    let st = e.status();
+    // The loss before the stride was known is seen from the arrival times.
+    assert_eq!(st.losses_from_index + st.losses_detected, lost, "{st:?}");
+    assert!(st.index_anomalies <= 16, "{st:?}");
+}
+
+#[test]
+fn a_stride_learned_from_a_pattern_of_losses_is_forgotten() {
+    // A counter that counts by one, but the driver delivers only every
+    // other sample for a while: that looks like a stride of 2 (and is
+    // numbered so: the fit sees a halved rate). Once the samples come one
+    // by one again, the stride is dropped after 16 contradicting steps,
+    // and the estimates are back on the line (within 1 ms, median removed)
+    // from 200 samples after that on.
+    let mut e = est(Some(P));
+    let mut errs = Vec::new();
+    for k in 0..2000i64 {
+        if (100..300).contains(&k) && k % 2 == 1 {
+            continue;
+        }
+        let t = T0 + k * P;
+        let q = t + 1_000_000 + (k * 7919 % 1000) * 1000;
+        let est = e.update_with_index(ts(q), (k % 256) as u64).unwrap();
+        if k > 500 {
+            errs.push(est.stamp.as_nanos() - t);
+        }
+    }
+    let st = e.status();
+    let (lo, hi) = (errs.iter().min().unwrap(), errs.iter().max().unwrap());
+    assert!(hi - lo < 1_000_000, "errors {lo}..{hi}: {st:?}");
+    assert!(st.index_anomalies <= 32, "{st:?}");
+}
