@@ -446,8 +446,9 @@ pub struct Estimator {
     /// The number of the sample that carried `last_index`.
     last_index_n: Option<i64>,
     max_index: u64,
-    /// The counter's step per sample (1, or what a renumbering found:
-    /// a counter of bytes, or shared by two channels, counts by 2).
+    /// The counter's step per sample: 1, or the stride learned from its
+    /// steps (a counter of bytes, or one shared by two channels, counts by
+    /// 2; see [`Self::note_counter_step`]).
     counter_stride: u64,
     /// Counter steps in a row sharing a divisor above 1: the divisor and
     /// the count (see [`Self::note_counter_step`]).
@@ -1278,6 +1279,10 @@ impl Estimator {
     /// knows now.
     #[cold]
     fn note_counter_step(&mut self, d: u64) -> u64 {
+        if d == 0 {
+            // A repeated value: an anomaly, not a step.
+            return d;
+        }
         let (mut a, mut b) = (self.stride_gcd, d);
         while b != 0 {
             (a, b) = (b, a % b);
