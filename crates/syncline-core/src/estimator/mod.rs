@@ -1469,6 +1469,7 @@ impl Estimator {
                     self.st.losses_detected += (nl - nd) as u64;
                     (nd, nl)
                 }
+                // (A restart returned above.)
                 Verdict::Open | Verdict::Restarted => {
                     self.st.delays_detected += 1;
                     (nd, nd)
