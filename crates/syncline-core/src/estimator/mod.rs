@@ -71,7 +71,7 @@ const PERIOD_CONTRADICTED: f64 = 1.5;
 const STRIDE_RUN: u32 = 16;
 /// Numbering steps in a row sharing a divisor above 1 before the samples
 /// are renumbered (see `Estimator::renumber_steps`).
-const RENUMBER_RUN: usize = 64;
+const RENUMBER_RUN: u32 = 64;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// Pulses in a row whose place on the arrival floor jumped by whole periods
@@ -379,6 +379,40 @@ struct Pending {
     alt: Option<Ambiguous>,
 }
 
+/// Steps in a row (of sample numbers or of a device counter) that share a
+/// divisor above 1: a sensor that halved its rate, a counter of stride 2.
+#[derive(Debug, Clone, Copy, Default)]
+struct DivisorRun {
+    /// Their greatest common divisor (0 before the first step).
+    gcd: u64,
+    /// How many steps in a row.
+    len: u32,
+    /// Their sum.
+    sum: u64,
+}
+
+impl DivisorRun {
+    /// Adds a step; one that shares no divisor above 1 with the run ends
+    /// it (and starts none).
+    #[cold]
+    fn push(&mut self, step: u64) {
+        let g = gcd(self.gcd, step);
+        if g >= 2 {
+            (self.gcd, self.len, self.sum) = (g, self.len + 1, self.sum.saturating_add(step));
+        } else {
+            *self = DivisorRun::default();
+        }
+    }
+}
+
+/// Greatest common divisor (`gcd(a, 0) = a`).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// What the sample after an ambiguous gap says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -450,20 +484,16 @@ pub struct Estimator {
     /// steps (a counter of bytes, or one shared by two channels, counts by
     /// 2; see [`Self::note_counter_step`]).
     counter_stride: u64,
-    /// Counter steps in a row sharing a divisor above 1: the divisor and
-    /// the count (see [`Self::note_counter_step`]).
-    stride_gcd: u64,
-    stride_run: u32,
+    /// Counter steps in a row sharing a divisor above 1 (see
+    /// [`Self::note_counter_step`]).
+    stride_run: DivisorRun,
     /// Counter steps in a row that were not multiples of the stride.
     stride_misses: u32,
     tick: i64,
     gaps: u32,
     /// Committed numbering steps in a row that share a divisor above 1
-    /// (their gcd, their count and their sum; see
-    /// [`Self::renumber_steps`]).
-    step_gcd: i64,
-    step_run: usize,
-    step_sum: i64,
+    /// (see [`Self::renumber_steps`]).
+    step_run: DivisorRun,
     /// The number of the last committed point (any value before the first).
     committed_n: i64,
     above_runs: [u32; 3],
@@ -559,14 +589,11 @@ impl Estimator {
             last_index_n: None,
             max_index: 0,
             counter_stride: 1,
-            stride_gcd: 0,
-            stride_run: 0,
+            stride_run: DivisorRun::default(),
             stride_misses: 0,
             tick: 0,
             gaps: 0,
-            step_gcd: 0,
-            step_run: 0,
-            step_sum: 0,
+            step_run: DivisorRun::default(),
             committed_n: 0,
             above_runs: [0; 3],
             below_run: 0,
@@ -813,7 +840,7 @@ impl Estimator {
         }
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
-            if self.step_run >= RENUMBER_RUN {
+            if self.step_run.len >= RENUMBER_RUN {
                 self.renumber_steps();
             }
         }
@@ -853,25 +880,6 @@ impl Estimator {
         })
     }
 
-    /// Follows the steps between committed sample numbers (called unless
-    /// the step is 1 outside a run): a run of steps sharing a divisor above
-    /// 1 (every gap a whole number of lost samples of the same count, plus
-    /// one).
-    #[cold]
-    fn note_step_run(&mut self, step: i64) {
-        let (mut a, mut b) = (self.step_gcd, step.max(0));
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        if a >= 2 {
-            self.step_gcd = a;
-            self.step_run += 1;
-            self.step_sum = self.step_sum.saturating_add(step);
-        } else {
-            (self.step_gcd, self.step_run, self.step_sum) = (0, 0, 0);
-        }
-    }
-
     /// After [`RENUMBER_RUN`] steps in a row that share a divisor `g ≥ 2`
     /// (a sensor that halved its rate: every gap one lost sample; from a
     /// single loss to the next, a run this long is not chance), the run's
@@ -885,8 +893,10 @@ impl Estimator {
     /// whose numbers would have to follow.
     #[cold]
     fn renumber_steps(&mut self) {
-        let (g, run, sum) = (self.step_gcd, self.step_run, self.step_sum);
-        (self.step_gcd, self.step_run, self.step_sum) = (0, 0, 0);
+        let DivisorRun { gcd, len, sum } = std::mem::take(&mut self.step_run);
+        let Ok(g) = i64::try_from(gcd) else {
+            return;
+        };
         if self.last_index.is_some() || self.st.references > 0 || self.announced > 0 {
             return;
         }
@@ -896,14 +906,14 @@ impl Estimator {
         if last_n.saturating_sub(last.n) % g != 0 {
             return;
         }
-        self.fit.keep_last(run + 1);
+        self.fit.keep_last(len as usize + 1);
         // Towards the last number: the numbers go on increasing.
         self.fit.renumber(g, last_n);
-        let artefacts = u64::try_from(sum - sum / g).unwrap_or(0);
+        let artefacts = sum - sum / gcd;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(artefacts);
         // The losses left after renumbering (taken as single ones) are the
         // evidence now.
-        let left = (sum / g).saturating_sub(run as i64).max(0) as f64;
+        let left = (sum / gcd).saturating_sub(u64::from(len)) as f64;
         (self.ev_loss, self.ev_lost) = (left, left);
         self.cap_evidence();
         self.fit.prior_period = self.fit.prior_period.map(|p| p * g as f64);
@@ -1008,7 +1018,7 @@ impl Estimator {
         self.below_run = 0;
         self.tick = 0;
         self.gaps = 0;
-        (self.step_gcd, self.step_run, self.step_sum) = (0, 0, 0);
+        self.step_run = DivisorRun::default();
         self.st.restarts += 1;
     }
 
@@ -1216,11 +1226,7 @@ impl Estimator {
         // and is no longer worth computing.
         let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * 0.02);
         if gap > 0 && (self.tick == 0 || coarse(self.tick)) {
-            let (mut a, mut b) = (self.tick, gap);
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            self.tick = a;
+            self.tick = gcd(self.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
             self.gaps = self.gaps.saturating_add(1);
             if let Some(p) = period {
                 // A tick that divides the period puts every sample at the
@@ -1251,7 +1257,7 @@ impl Estimator {
         if self.counter_stride != 1 {
             self.stride_misses = 0;
         }
-        if d != 1 || self.stride_run != 0 {
+        if d != 1 || self.stride_run.len != 0 {
             d = self.note_counter_step(d);
         }
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
@@ -1267,7 +1273,7 @@ impl Estimator {
             return None;
         }
         self.counter_stride = 1;
-        (self.stride_misses, self.stride_gcd, self.stride_run) = (0, 0, 0);
+        (self.stride_misses, self.stride_run) = (0, DivisorRun::default());
         Some(raw)
     }
 
@@ -1283,21 +1289,13 @@ impl Estimator {
             // A repeated value: an anomaly, not a step.
             return d;
         }
-        let (mut a, mut b) = (self.stride_gcd, d);
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        if a < 2 {
-            (self.stride_gcd, self.stride_run) = (0, 0);
+        self.stride_run.push(d);
+        if self.stride_run.len < STRIDE_RUN {
             return d;
         }
-        (self.stride_gcd, self.stride_run) = (a, self.stride_run + 1);
-        if self.stride_run < STRIDE_RUN {
-            return d;
-        }
-        self.counter_stride = self.counter_stride.saturating_mul(a);
-        (self.stride_gcd, self.stride_run) = (0, 0);
-        d / a
+        let s = std::mem::take(&mut self.stride_run).gcd;
+        self.counter_stride = self.counter_stride.saturating_mul(s);
+        d / s
     }
 
     /// A counter difference in samples: divided by the counter's stride,
@@ -1598,8 +1596,10 @@ impl Estimator {
         }
         let step = p.n.wrapping_sub(self.committed_n);
         self.committed_n = p.n;
-        if step != 1 || self.step_run != 0 {
-            self.note_step_run(step);
+        if step != 1 || self.step_run.len != 0 {
+            // A run of steps sharing a divisor above 1: every gap a whole
+            // number of lost samples of the same count, plus one.
+            self.step_run.push(step.max(0).unsigned_abs());
         }
         self.fit.push(p, self.max_span);
         if !self.matured {
