@@ -95,6 +95,12 @@ const ABOVE_LEVELS: [(f64, u32); 3] = [(2.0, 12), (1.0, 24), (0.5, 48)];
 /// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
 /// residual signal that the line is too late.
 const BELOW_RUN: u32 = 4;
+/// The fall of the residuals per sample, in periods, over a run above the
+/// floor from which the run is a draining backlog, not a change (see
+/// `Estimator::commit`).
+const DRAIN_FALL: f64 = 0.05;
+/// ... and by this many mean residuals at least.
+const DRAIN_JITTER: f64 = 4.0;
 const BELOW_FACTOR: f64 = 0.5;
 /// A sample arriving within this fraction of a period after its
 /// predecessor was queued behind it (FIFO burst after a stall).
@@ -497,6 +503,8 @@ pub struct Estimator {
     /// The number of the last committed point (any value before the first).
     committed_n: i64,
     above_runs: [u32; 3],
+    /// The highest residual of each of those runs, and the samples since.
+    above_peak: [(f64, u32); 3],
     below_run: u32,
     deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
@@ -596,6 +604,7 @@ impl Estimator {
             step_run: DivisorRun::default(),
             committed_n: 0,
             above_runs: [0; 3],
+            above_peak: [(0.0, 0); 3],
             below_run: 0,
             deferred_ref: None,
             young_anchor: None,
@@ -1587,10 +1596,36 @@ impl Estimator {
             } else {
                 self.below_run = 0;
             }
-            for (run, (factor, _)) in self.above_runs.iter_mut().zip(ABOVE_LEVELS) {
-                *run = u32::from(r > factor * mu) * run.saturating_add(1);
+            // A jump of more than half a period above a run's peak
+            // (another stall) starts the run over.
+            let jump = 0.5 * f.slope;
+            for (i, &(factor, _)) in ABOVE_LEVELS.iter().enumerate() {
+                let (run, peak) = (&mut self.above_runs[i], &mut self.above_peak[i]);
+                if r > factor * mu {
+                    if *run == 0 || r > peak.0 + jump {
+                        (*run, *peak) = (1, (r, 0));
+                    } else {
+                        *run = run.saturating_add(1);
+                        *peak = if r >= peak.0 {
+                            (r, 0)
+                        } else {
+                            (peak.0, peak.1.saturating_add(1))
+                        };
+                    }
+                } else {
+                    *run = 0;
+                }
             }
-            let reached = |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1;
+            // A run whose residuals fell from its peak by DRAIN_FALL of a
+            // period per sample since (and by more than the jitter could)
+            // is a backlog draining at the link's rate: each sample as
+            // late as the one before, less what the link gains on the
+            // sensor. Not a step of the line.
+            let draining = |i: usize| {
+                let (top, since) = self.above_peak[i];
+                top - r >= (DRAIN_FALL * f.slope * f64::from(since)).max(DRAIN_JITTER * mu)
+            };
+            let reached = |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1 && !draining(i);
             let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
             change = above || self.below_run >= BELOW_RUN;
         }

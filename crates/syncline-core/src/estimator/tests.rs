@@ -1638,3 +1638,43 @@ fn a_stride_learned_from_a_pattern_of_losses_is_forgotten() {
     assert!(hi - lo < 1_000_000, "errors {lo}..{hi}: {st:?}");
     assert!(st.index_anomalies <= 32, "{st:?}");
 }
+
+/// A 100 Hz stream (1 ms + Exp(1 ms) late) over a link that delivers at
+/// most one sample every `drain × P`, with a `stall_ms` stall at sample
+/// 1000: the backlog drains at the link's rate, not in a burst. Returns the
+/// worst |error| from sample 200 on (relative to sample 200's) and the
+/// status.
+fn draining_stream(seed: u64, stall_ms: i64, drain: f64) -> (i64, EstimatorStatus) {
+    let mut rng = Rng(seed);
+    let mut e = est(Some(P));
+    let (mut last, mut errs) = (0i64, Vec::new());
+    let stall_end = T0 + 1000 * P + stall_ms * 1_000_000;
+    for k in 0..3000i64 {
+        let t = T0 + k * P;
+        let mut ready = t + 1_000_000 + rng.exp(1e6);
+        if (T0 + 1000 * P..stall_end).contains(&ready) {
+            ready = stall_end;
+        }
+        let q = ready.max(last + (drain * P as f64) as i64);
+        last = q;
+        errs.push(e.update(ts(q)).unwrap().stamp.as_nanos() - t);
+    }
+    let e0 = errs[200];
+    let worst = errs[200..].iter().map(|x| (x - e0).abs()).max().unwrap();
+    (worst, e.status())
+}
+
+#[test]
+fn a_backlog_draining_at_the_link_rate_is_not_a_change() {
+    // 300 ms and 1 s stalls drained at half the period (the samples come
+    // 5 ms apart, each 5 ms less late than the one before, for 30-100
+    // samples): every sample keeps its number and its place on the line.
+    // Read as a latency step, the fit followed the backlog (up to 945 ms
+    // off).
+    for (seed, stall_ms) in [(3, 300), (4, 300), (5, 1000)] {
+        let (worst, st) = draining_stream(seed, stall_ms, 0.5);
+        assert!(worst < 100_000, "{worst} ns, {st:?}");
+        assert_eq!(st.changes_detected, 0, "{st:?}");
+        assert_eq!(st.losses_detected, 0, "{st:?}");
+    }
+}
