@@ -102,6 +102,9 @@ pub enum FitMode {
 /// jitter. Hysteresis keeps the mode stable.
 const LS_ENTER_RATIO: f64 = 1.6;
 const LS_LEAVE_RATIO: f64 = 1.3;
+/// The ratio from which a fit of reference pulses enters least squares
+/// (see [`LineFit::for_pulses`]).
+const PULSE_LS_ENTER_RATIO: f64 = 2.2;
 /// History points from which [`LineFit::rebuilt_floor`] is kept.
 const FROZEN_MIN_POINTS: usize = 256;
 /// Points needed before the residual statistics are trusted.
@@ -199,6 +202,10 @@ pub(crate) struct LineFit {
     /// Added to the active line so that mode switches are continuous.
     out_offset: f64,
     pub mode: FitMode,
+    /// The mean to standard deviation ratio above which the fit enters
+    /// least squares once its first choice is made (`chosen`).
+    ls_enter: f64,
+    chosen: bool,
     floor: Option<Line>,
     /// The floor as the last rebuild left it (see [`LineFit::rebuilt_floor`]).
     rebuilt_floor: Option<Line>,
@@ -234,6 +241,8 @@ impl LineFit {
             quant: QuantFit::new(),
             out_offset: 0.0,
             mode: FitMode::Hull,
+            ls_enter: LS_ENTER_RATIO,
+            chosen: false,
             floor: None,
             rebuilt_floor: None,
             exponential: false,
@@ -352,6 +361,22 @@ impl LineFit {
         self.hulled_n = None;
         self.quant.resync();
         self.rebuild_now();
+    }
+
+    /// A fit of reference pulses, whose output is the mode's own line (see
+    /// [`Self::own_line`]): a switch from the floor to least squares moves
+    /// it by about the mean residual. The first choice, with the first
+    /// statistics (24 pulses), is the sample fit's; after it the fit enters
+    /// least squares only for clearly symmetric jitter (a mean 2.2 standard
+    /// deviations above the floor: Gaussian jitter reaches 2.5-3 from 50
+    /// points on). Uniform jitter, whose ratio is about 1.7 against the
+    /// threshold of 1.6, crossed over at whichever rebuild its estimate
+    /// first exceeded it, a step of half its spread tens of seconds in.
+    pub fn for_pulses(cap: usize) -> Self {
+        LineFit {
+            ls_enter: PULSE_LS_ENTER_RATIO,
+            ..LineFit::new(cap)
+        }
     }
 
     /// Appends a point (`n` must exceed the last point's). `max_span` bounds
@@ -648,18 +673,23 @@ impl LineFit {
                 FitMode::LeastSquares
             };
         }
+        let enter = if self.chosen {
+            self.ls_enter
+        } else {
+            LS_ENTER_RATIO
+        };
         let ratio = if self.std_r > 0.0 {
             self.mean_r / self.std_r
         } else {
             0.0
         };
         match self.mode {
-            FitMode::Hull if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
+            FitMode::Hull if ratio > enter => FitMode::LeastSquares,
             FitMode::LeastSquares if ratio < LS_LEAVE_RATIO => FitMode::Hull,
             // The arrival clock no longer looks coarse (an arrival off its
             // grid, or a period that became a whole number of ticks): the
             // mode its jitter asks for, as a fresh fit would choose.
-            FitMode::Quantised if ratio > LS_ENTER_RATIO => FitMode::LeastSquares,
+            FitMode::Quantised if ratio > enter => FitMode::LeastSquares,
             FitMode::Quantised => FitMode::Hull,
             m => m,
         }
@@ -672,6 +702,7 @@ impl LineFit {
     /// line is gone, as the quantised one is once the clock is not coarse).
     fn apply_mode(&mut self) {
         let want = self.wanted_mode();
+        self.chosen |= self.stats_valid;
         if want == self.mode {
             return;
         }

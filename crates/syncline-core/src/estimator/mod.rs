@@ -545,7 +545,7 @@ impl Estimator {
         .clamp(16, MAX_CAPACITY);
         let mut fit = LineFit::new(cap);
         fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
-        let refs = LineFit::new(cap);
+        let refs = LineFit::for_pulses(cap);
         let st = EstimatorStatus {
             period_ns: cfg.period.map(|p| p.as_nanos() as f64),
             latency_ns: cfg.min_latency.as_nanos(),
@@ -1691,6 +1691,22 @@ impl Estimator {
         } else {
             0.25 * p
         };
+        // A floor fit of the pulses (see `LineFit::for_pulses`) numbers
+        // and judges a pulse from the middle of their spread above it (the
+        // mean residual), as a least-squares fit does from its line:
+        // pulses with a wide symmetric jitter lie up to half a period above
+        // their floor before the fit enters least squares. Below the floor
+        // no pulse lies by more than the floor's own error (one that did
+        // would bend the floor down to it): there the tolerance is the mean
+        // residual (at least 10⁻⁴ of a period).
+        let (below, centre) = if self.refs.stats_valid() && self.refs.mode == FitMode::Hull {
+            (
+                self.refs.mean_r.max(1e-4 * p).min(tolerance),
+                self.refs.mean_r,
+            )
+        } else {
+            (tolerance, 0.0)
+        };
         // Its place on the floor must keep the pulses' phase (up to whole
         // periods: renumberings, `follow_samples`) within six times its
         // mean deviation so far (3 % to 25 % of a period).
@@ -1705,10 +1721,13 @@ impl Estimator {
         let line = self.refs.own_line().filter(|_| self.refs.len() >= 2);
         let candidate = match (line, xf, self.ref_phase) {
             (Some(l), ..) => l
-                .solve(h)
+                .solve(h.saturating_sub(round(centre)))
                 .map(f64::round)
                 .filter(|x| x.abs() < 9.0e18)
-                .map(|x| (x, l.residual(x as i64, h).abs() > tolerance)),
+                .map(|x| {
+                    let r = l.residual(x as i64, h);
+                    (x, r - centre > tolerance || r < -below)
+                }),
             // No line yet: by the pulses' phase on the floor (a jittery
             // pulse is numbered like the ones before it), the first one by
             // the floor alone.
