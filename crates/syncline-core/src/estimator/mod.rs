@@ -119,6 +119,9 @@ const BACK_RUN: u32 = 3;
 const ANNOUNCE_TIMEOUT: u32 = 10;
 /// Stall delays are modelled as spread over this many periods.
 const STALL_SPREAD: f64 = 10.0;
+/// How much sooner than a period after a pending sample, in standard
+/// deviations of the residuals, the next one may come for a pause.
+const PAUSE_EARLY: f64 = 3.0;
 /// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
 /// a delay (sensors mostly do not lose samples); one confirmed loss is
 /// enough to turn well-fitting gaps into losses.
@@ -1514,8 +1517,8 @@ impl Estimator {
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
         let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
         let early = self.fit.std_r.min(0.5 * p);
-        let paused =
-            r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p && (gap - p).abs() <= spread;
+        let paused = r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p
+            && (-PAUSE_EARLY * early..=spread).contains(&(gap - p));
         let k = if r > spread { (r / p).round() } else { 0.0 };
         let rk = r - k * p;
         if (-early..=spread).contains(&rk) && (k == 0.0 || !alt.wraps) {

@@ -1668,12 +1668,20 @@ fn draining_stream(seed: u64, stall_ms: i64, drain: f64) -> (i64, EstimatorStatu
 fn a_backlog_draining_at_the_link_rate_is_not_a_change() {
     // 300 ms and 1 s stalls drained at half the period (the samples come
     // 5 ms apart, each 5 ms less late than the one before, for 30-100
-    // samples): every sample keeps its number and its place on the line.
-    // Read as a latency step, the fit followed the backlog (up to 945 ms
-    // off).
-    for (seed, stall_ms) in [(3, 300), (4, 300), (5, 1000)] {
-        let (worst, st) = draining_stream(seed, stall_ms, 0.5);
-        assert!(worst < 100_000, "{worst} ns, {st:?}");
+    // samples), and at 0.6-0.7 of it: every sample keeps its number and
+    // its place on the line. Read as a latency step, the fit followed the
+    // backlog (up to 945 ms off); at 0.6-0.7, the next sample, 3-4 ms
+    // sooner than a period after the first, also passed for a pause's
+    // (the first one's 30 samples counted as lost, 295 ms off).
+    for (seed, stall_ms, drain) in [
+        (3, 300, 0.5),
+        (4, 300, 0.5),
+        (5, 1000, 0.5),
+        (1, 300, 0.6),
+        (4, 300, 0.7),
+    ] {
+        let (worst, st) = draining_stream(seed, stall_ms, drain);
+        assert!(worst < 200_000, "drain {drain}: {worst} ns, {st:?}");
         assert_eq!(st.changes_detected, 0, "{st:?}");
         assert_eq!(st.losses_detected, 0, "{st:?}");
     }
