@@ -95,13 +95,13 @@ const ABOVE_LEVELS: [(f64, u32); 3] = [(2.0, 12), (1.0, 24), (0.5, 48)];
 /// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
 /// residual signal that the line is too late.
 const BELOW_RUN: u32 = 4;
+const BELOW_FACTOR: f64 = 0.5;
 /// The fall of the residuals per sample, in periods, over a run above the
 /// floor from which the run is a draining backlog, not a change (see
 /// `Estimator::commit`).
 const DRAIN_FALL: f64 = 0.05;
-/// ... and by this many mean residuals at least.
+/// The fall from the run's peak must also exceed this many mean residuals.
 const DRAIN_JITTER: f64 = 4.0;
-const BELOW_FACTOR: f64 = 0.5;
 /// A sample arriving within this fraction of a period after its
 /// predecessor was queued behind it (FIFO burst after a stall).
 const QUEUED: f64 = 0.1;
