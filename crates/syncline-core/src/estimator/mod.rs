@@ -122,6 +122,9 @@ const STALL_SPREAD: f64 = 10.0;
 /// How much sooner than a period after a pending sample, in standard
 /// deviations of the residuals, the next one may come for a pause.
 const PAUSE_EARLY: f64 = 3.0;
+/// Samples after a pause over which a step of the line is looked for with
+/// shorter runs (see `Estimator::commit`).
+const PAUSE_WATCH: u32 = 48;
 /// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
 /// a delay (sensors mostly do not lose samples); one confirmed loss is
 /// enough to turn well-fitting gaps into losses.
@@ -508,6 +511,10 @@ pub struct Estimator {
     above_runs: [u32; 3],
     /// The highest residual of each of those runs, and the samples since.
     above_peak: [(f64, u32); 3],
+    /// Samples left after a pause in which those runs need a third of
+    /// their length (the device's clock may have moved by less than the
+    /// jitter).
+    pause_watch: u32,
     below_run: u32,
     deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
@@ -608,6 +615,7 @@ impl Estimator {
             committed_n: 0,
             above_runs: [0; 3],
             above_peak: [(0.0, 0); 3],
+            pause_watch: 0,
             below_run: 0,
             deferred_ref: None,
             young_anchor: None,
@@ -1468,6 +1476,7 @@ impl Estimator {
                 }
                 Verdict::Paused => {
                     self.st.losses_detected += (nl - nd) as u64;
+                    self.pause_watch = PAUSE_WATCH;
                     (nl, nl)
                 }
                 Verdict::Delayed => {
@@ -1581,6 +1590,7 @@ impl Estimator {
 
     fn commit(&mut self, p: Point) {
         let mut change = false;
+        self.pause_watch = self.pause_watch.saturating_sub(1);
         if !p.queued
             && self.fit.stats_valid()
             && let Some(f) = self.fit.floor()
@@ -1628,7 +1638,12 @@ impl Estimator {
                 let (top, since) = self.above_peak[i];
                 top - r >= (DRAIN_FALL * f.slope * f64::from(since)).max(DRAIN_JITTER * mu)
             };
-            let reached = |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1 && !draining(i);
+            // After a pause the device's clock may have moved by less than
+            // the jitter: the odds of each run without a change are then
+            // e^−8, not e^−24, over the few samples watched.
+            let shorten = if self.pause_watch > 0 { 3 } else { 1 };
+            let reached =
+                |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1 / shorten && !draining(i);
             let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
             change = above || self.below_run >= BELOW_RUN;
         }

@@ -1719,3 +1719,38 @@ fn uniform_pulse_jitter_keeps_the_first_pulse_mode() {
         assert!(hi - lo < 3_000, "seed {seed}: errors span {lo}..{hi} ns");
     }
 }
+
+#[test]
+fn a_small_phase_step_after_a_pause_is_found_within_a_few_samples() {
+    // A 100 Hz device (1 ms + Exp(1 ms) late) pauses for 2 s and comes
+    // back on a clock phase 2-3 ms later than its old one: within the
+    // jitter of the old line, so the pause's samples count as lost and the
+    // new phase is found as a step of the line. After a pause the runs
+    // that find it are a third as long: the samples more than 1 ms off are
+    // the first few, not the 12-24 of an ordinary run.
+    for (seed, step) in [
+        (1, 2_000_000),
+        (2, 2_500_000),
+        (3, 3_000_000),
+        (4, 2_000_000),
+    ] {
+        let mut rng = Rng(seed);
+        let mut e = est(Some(P));
+        let mut errs = Vec::new();
+        let mut last = 0;
+        for k in (0..3000i64).chain(3200..3700) {
+            let t = T0 + k * P + if k >= 3200 { step } else { 0 };
+            let q = (t + 1_000_000 + rng.exp(1e6)).max(last);
+            last = q;
+            errs.push(e.update(ts(q)).unwrap().stamp.as_nanos() - t);
+        }
+        let e0 = errs[2900];
+        let off = errs[3001..]
+            .iter()
+            .filter(|x| (*x - e0).abs() > 1_000_000)
+            .count();
+        let st = e.status();
+        assert!(off <= 6, "seed {seed}: {off} samples over 1 ms, {st:?}");
+        assert!((199..=200).contains(&st.losses_detected), "{st:?}");
+    }
+}
