@@ -554,7 +554,8 @@ proptest! {
 
     /// Sensor streams with the changes the next-sample verdict and the
     /// period checks judge (a rate divided by 2 or 3 mid-stream, a pause,
-    /// losses, stalls, a configured period off by a factor, a counter):
+    /// losses, stalls, backlogs drained at a link's rate, a configured
+    /// period off by a factor, a counter):
     /// every update is an estimate, the counts add up, and the status
     /// serialises.
     #[test]
@@ -568,6 +569,7 @@ proptest! {
         jitter in 0.01f64..0.5,
         configured in proptest::sample::select(vec![0.25, 0.5, 1.0, 2.0]),
         counter in any::<bool>(),
+        drain in proptest::sample::select(vec![0.0, 0.5, 0.7, 0.9]),
         seed in 1u64..1000,
     ) {
         let mut c = EstimatorConfig::new(TimeDelta::from_nanos(period * 50));
@@ -583,7 +585,10 @@ proptest! {
                 continue;
             }
             let extra = if rng.next() < stall { rng.exp(5.0 * period as f64) } else { 0 };
-            let q = (t + rng.exp(jitter * period as f64) + extra).max(last + 20_000);
+            // A link that delivers at most one sample every `drain` periods
+            // drains a stall's backlog at that rate.
+            let spacing = ((drain * period as f64) as i64).max(20_000);
+            let q = (t + rng.exp(jitter * period as f64) + extra).max(last + spacing);
             last = q;
             let r = if counter { e.update_with_index(ts(q), k) } else { e.update(ts(q)) };
             prop_assert!(r.is_ok(), "{:?}", r);
