@@ -123,8 +123,9 @@ const STALL_SPREAD: f64 = 10.0;
 /// deviations of the residuals, the next one may come for a pause.
 const PAUSE_EARLY: f64 = 3.0;
 /// Samples after a pause over which a step of the line is looked for with
-/// shorter runs (see `Estimator::commit`).
+/// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
 const PAUSE_WATCH: u32 = 48;
+const PAUSE_RUN_DIVISOR: u32 = 3;
 /// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
 /// a delay (sensors mostly do not lose samples); one confirmed loss is
 /// enough to turn well-fitting gaps into losses.
@@ -1641,7 +1642,11 @@ impl Estimator {
             // After a pause the device's clock may have moved by less than
             // the jitter: the odds of each run without a change are then
             // e^−8, not e^−24, over the few samples watched.
-            let shorten = if self.pause_watch > 0 { 3 } else { 1 };
+            let shorten = if self.pause_watch > 0 {
+                PAUSE_RUN_DIVISOR
+            } else {
+                1
+            };
             let reached =
                 |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1 / shorten && !draining(i);
             let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
