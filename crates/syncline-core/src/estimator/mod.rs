@@ -939,8 +939,7 @@ impl Estimator {
         self.cap_evidence();
         self.fit.prior_period = self.fit.prior_period.map(|p| p * g as f64);
         self.expected = self.expected.map(|p| p * g as f64);
-        self.above_runs = [0; 3];
-        self.below_run = 0;
+        self.forget_change_runs();
         self.st.changes_detected += 1;
     }
 
@@ -1035,8 +1034,7 @@ impl Estimator {
         self.forget_ref_phase();
         self.ref_offset = None;
         self.last_ref_n = None;
-        self.above_runs = [0; 3];
-        self.below_run = 0;
+        self.forget_change_runs();
         self.tick = 0;
         self.gaps = 0;
         self.step_run = DivisorRun::default();
@@ -1680,8 +1678,7 @@ impl Estimator {
         if change {
             self.fit.keep_last(KEEP_AFTER_CHANGE);
             self.refs.keep_last(2);
-            self.above_runs = [0; 3];
-            self.below_run = 0;
+            self.forget_change_runs();
             self.st.changes_detected += 1;
         }
         if self.fit.len() >= MIN_STATS_POINTS
@@ -1809,6 +1806,14 @@ impl Estimator {
         self.last_ref_n = Some(n);
         self.st.references_used += 1;
         ReferenceOutcome::Used(n)
+    }
+
+    /// Forgets the runs of samples above and below the floor that signal a
+    /// change (after the history was cut or renumbered, or a restart: they
+    /// were judged against the old line).
+    fn forget_change_runs(&mut self) {
+        self.above_runs = [0; 3];
+        self.below_run = 0;
     }
 
     /// Forgets the pulses' offset on the arrival floor and its spread (a
