@@ -473,6 +473,7 @@ impl LineFit {
         }
     }
 
+    #[inline(always)]
     fn hull_push(&mut self, x: i64, y: i64) {
         // Hull vertices lie between the anchor and this point (numbers
         // increase, arrivals never decrease): this point's offsets bound
@@ -516,14 +517,23 @@ impl LineFit {
                 .q
                 .checked_sub(first.q)
                 .is_some_and(|d| (0..1 << 42).contains(&d));
-        let rel = |p: &Point| (p.n.saturating_sub(first.n), p.q.saturating_sub(first.q));
-        let mut cnt = 0i64;
-        let mut sx = 0i64;
+        // Within those bounds a plain difference is exact (and cheaper).
+        let rel = |p: &Point| {
+            if small {
+                (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q))
+            } else {
+                (p.n.saturating_sub(first.n), p.q.saturating_sub(first.q))
+            }
+        };
         let (a, b) = self.pts.as_slices();
-        for p in a.iter().chain(b) {
-            cnt += 1;
-            sx = sx.saturating_add(p.n.saturating_sub(first.n));
-        }
+        let cnt = i64::try_from(self.pts.len()).unwrap_or(i64::MAX);
+        let sx = if small {
+            // Each offset is below 2^20 and the history holds at most
+            // 2^20 points: the sum cannot overflow.
+            (a.iter().chain(b)).fold(0i64, |s, p| s.wrapping_add(p.n.wrapping_sub(first.n)))
+        } else {
+            (a.iter().chain(b)).fold(0i64, |s, p| s.saturating_add(p.n.saturating_sub(first.n)))
+        };
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
         // The history only lost points at the front since the old hull was
         // built (plus points after `hulled`, not in it). The old hull's
@@ -738,6 +748,7 @@ impl LineFit {
     }
 
     /// Recomputes the floor (centroid edge of the hull) and the LS line.
+    #[inline(always)]
     fn refresh_lines(&mut self, with_ls: bool) {
         let h = self.hull.len();
         if h < 2 || self.hull_cnt <= 0 {

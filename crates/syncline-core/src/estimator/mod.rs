@@ -1113,6 +1113,7 @@ impl Estimator {
     }
 
     /// `q` minus where the floor puts sample `n`.
+    #[inline(always)]
     fn floor_residual(&self, n: i64, q: i64, period: Option<f64>) -> Option<f64> {
         let r = self.floor_line(period)?.residual(n, q);
         r.is_finite().then_some(r)
@@ -1854,6 +1855,7 @@ impl Estimator {
 
     /// The estimate for sample `n` that arrived at `q`. Where a line's value
     /// leaves the i64 range (times near its ends), the arrival stands.
+    #[inline(always)]
     fn estimate_at(&self, n: i64, q: i64, period: Option<f64>) -> Timestamp {
         if let Some(v) = self.reference_estimate(n, q, period) {
             return Timestamp::from_nanos(v);
