@@ -527,13 +527,12 @@ impl LineFit {
         };
         let (a, b) = self.pts.as_slices();
         let cnt = i64::try_from(self.pts.len()).unwrap_or(i64::MAX);
-        let sx = if small {
-            // Each offset is below 2^20 and the history holds at most
-            // 2^20 points: the sum cannot overflow.
-            (a.iter().chain(b)).fold(0i64, |s, p| s.wrapping_add(p.n.wrapping_sub(first.n)))
-        } else {
-            (a.iter().chain(b)).fold(0i64, |s, p| s.saturating_add(p.n.saturating_sub(first.n)))
-        };
+        // Each offset below 2^20 and at most 2^20 points: a plain sum
+        // cannot overflow.
+        let sx = (a.iter().chain(b)).fold(0i64, |s, p| match (small, rel(p).0) {
+            (true, x) => s.wrapping_add(x),
+            (false, x) => s.saturating_add(x),
+        });
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
         // The history only lost points at the front since the old hull was
         // built (plus points after `hulled`, not in it). The old hull's
