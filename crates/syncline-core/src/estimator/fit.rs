@@ -111,6 +111,21 @@ const FROZEN_MIN_POINTS: usize = 256;
 /// Points needed before the residual statistics are trusted.
 pub(crate) const MIN_STATS_POINTS: usize = 24;
 
+/// See [`LineFit::young_summary`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct YoungSummary {
+    /// The oldest point.
+    pub first: Point,
+    /// The points' mean number, relative to `first`.
+    pub mean_dn: f64,
+    /// Their level at that number, relative to `first`: their mean time
+    /// (the estimator puts a low quantile here, see
+    /// `Estimator::summarise_pulses`).
+    pub level_dq: f64,
+    /// Precision of their least-squares slope, (samples / ns)².
+    pub precision: f64,
+}
+
 /// Exact least-squares sums, relative to the anchor.
 #[derive(Debug, Clone, Copy, Default)]
 struct LsSums {
@@ -294,6 +309,98 @@ impl LineFit {
     /// Whether the residual statistics are trustworthy.
     pub fn stats_valid(&self) -> bool {
         self.stats_valid
+    }
+
+    /// Precision of the fit's slope, `1 / variance` in (samples / ns)²,
+    /// as least squares would have it: `N · D² / (12 · s²)` for `N`
+    /// points spanning `D` sample numbers with a residual spread `s`
+    /// (at least 1 ns). A floor fit does better than this on one-sided
+    /// delays, so for it the figure is a lower bound. `None` before the
+    /// residual statistics are valid.
+    pub fn slope_precision(&self) -> Option<f64> {
+        if !self.stats_valid {
+            return None;
+        }
+        let span = (self.last()?.n as f64) - (self.first()?.n as f64);
+        let s = self.std_r.max(1.0);
+        Some(self.pts.len() as f64 * span * span / (12.0 * s * s))
+    }
+
+    /// A young fit's points (two or more, residual statistics not valid
+    /// yet: tens of points) summed up in O(points): their centroid and the
+    /// precision of their least-squares slope (as
+    /// [`Self::slope_precision`], from the residuals with the variance
+    /// taken at an upper bound; 0 with two points, whose spread is
+    /// unknown). `None` for a fit with statistics or fewer than two points.
+    pub fn young_summary(&self) -> Option<YoungSummary> {
+        let k = self.pts.len();
+        let first = self.first().filter(|_| k >= 2 && !self.stats_valid)?;
+        let xy = |p: &Point| {
+            (
+                p.n.saturating_sub(first.n) as f64,
+                p.q.saturating_sub(first.q) as f64,
+            )
+        };
+        let (sx, sy) = self
+            .pts
+            .iter()
+            .map(xy)
+            .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+        let (mx, my) = (sx / k as f64, sy / k as f64);
+        let mut summary = YoungSummary {
+            first,
+            mean_dn: mx,
+            level_dq: my,
+            precision: 0.0,
+        };
+        let (sxx, sxy) = self.pts.iter().map(xy).fold((0.0, 0.0), |(a, b), (x, y)| {
+            (a + (x - mx) * (x - mx), b + (x - mx) * (y - my))
+        });
+        if k < 3 || sxx <= 0.0 {
+            return Some(summary);
+        }
+        let slope = sxy / sxx;
+        let ssr: f64 = self
+            .pts
+            .iter()
+            .map(xy)
+            .map(|(x, y)| (y - my - slope * (x - mx)).powi(2))
+            .sum();
+        // An upper bound of the variance (the 10 % quantile of χ² with
+        // `k − 2` degrees of freedom, Wilson-Hilferty): three or four
+        // jittery pulses that happen to lie on a line are not taken for
+        // precise ones.
+        let dof = (k - 2) as f64;
+        let h = 2.0 / (9.0 * dof);
+        let q10 = dof * (1.0 - h - 1.2816 * h.sqrt()).max(0.05).powi(3);
+        let w = sxx / (ssr / q10).max(1.0);
+        summary.precision = if w.is_finite() { w } else { 0.0 };
+        Some(summary)
+    }
+
+    /// The level at `n_ref` (relative to `q_ref`) of the lowest line of
+    /// the given slope under all but an eighth of the newest points (at
+    /// most 64): a floor of that slope that a glitch below the points does
+    /// not pull down.
+    pub fn low_level(&self, n_ref: f64, q_ref: i64, slope: f64) -> Option<f64> {
+        let mut v = [0.0f64; 64];
+        let mut k = 0;
+        for p in self.pts.iter().rev().take(v.len()) {
+            v[k] = p.q.saturating_sub(q_ref) as f64 - slope * (p.n as f64 - n_ref);
+            k += 1;
+        }
+        let v = &mut v[..k];
+        if k == 0 || v.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let (_, low, _) = v.select_nth_unstable_by(k / 8, f64::total_cmp);
+        Some(*low)
+    }
+
+    /// The mean sample number of the history's points.
+    pub fn centroid_n(&self) -> Option<f64> {
+        (self.hull_cnt > 0)
+            .then(|| self.anchor_n as f64 + self.hull_sx as f64 / self.hull_cnt as f64)
     }
 
     /// Whether the residuals above the floor look exponential (one-sided

@@ -45,7 +45,7 @@ mod quant;
 use serde::{Deserialize, Serialize};
 
 pub use fit::FitMode;
-use fit::{Line, LineFit, MIN_STATS_POINTS, Point, round};
+use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
 
 use crate::{TimeDelta, Timestamp};
 
@@ -533,6 +533,9 @@ pub struct Estimator {
     /// Mean deviation of the pulses' place on the floor from their phase,
     /// in periods.
     ref_dev: f64,
+    /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
+    /// of its last pulse; `None` once it has statistics.
+    ref_young: Option<YoungSummary>,
     st: EstimatorStatus,
 }
 
@@ -627,6 +630,7 @@ impl Estimator {
             ref_jumps: 0,
             ref_misfits: 0,
             ref_dev: REF_DEV_START,
+            ref_young: None,
             st,
         })
     }
@@ -1679,6 +1683,7 @@ impl Estimator {
         if change {
             self.fit.keep_last(KEEP_AFTER_CHANGE);
             self.refs.keep_last(2);
+            self.summarise_pulses();
             self.forget_change_runs();
             self.st.changes_detected += 1;
         }
@@ -1739,7 +1744,7 @@ impl Estimator {
             }
             _ => false,
         };
-        let line = self.refs.own_line().filter(|_| self.refs.len() >= 2);
+        let line = self.pulse_line();
         let candidate = match (line, xf, self.ref_phase) {
             (Some(l), ..) => l
                 .solve(h.saturating_sub(round(centre)))
@@ -1804,6 +1809,7 @@ impl Estimator {
                 Some(_) => {}
             }
         }
+        self.summarise_pulses();
         self.last_ref_n = Some(n);
         self.st.references_used += 1;
         ReferenceOutcome::Used(n)
@@ -1882,6 +1888,94 @@ impl Estimator {
         Timestamp::from_nanos(raw.saturating_sub(latency))
     }
 
+    /// The line through the pulses (two or more), with the
+    /// precision-weighted mean of the pulse fit's slope and the arrival
+    /// fit's (see [`Self::mixed_slope`]). Its level: once the pulse fit has
+    /// statistics, its own line (floor or least squares, whichever their
+    /// jitter asks for) at the pulses' mean number; before that, the floor
+    /// of the mixed slope under all but an eighth of the pulses (see
+    /// [`Self::summarise_pulses`]). While the arrival fit is young the
+    /// pulses' own line stands.
+    fn pulse_line(&self) -> Option<Line> {
+        if self.refs.len() < 2 {
+            return None;
+        }
+        let own = self.refs.own_line()?;
+        let line = match self.ref_young {
+            Some(y) => {
+                let Some(slope) = self.mixed_slope(own.slope, y.precision) else {
+                    return Some(own);
+                };
+                Line {
+                    n0: y.first.n,
+                    q0: y.first.q,
+                    c: y.level_dq - slope * y.mean_dn,
+                    slope,
+                }
+            }
+            None => {
+                let wp = self.refs.slope_precision().unwrap_or(f64::INFINITY);
+                let Some(slope) = self.mixed_slope(own.slope, wp) else {
+                    return Some(own);
+                };
+                let pivot = self.refs.centroid_n()?;
+                Line {
+                    c: own.c + (own.slope - slope) * (pivot - own.n0 as f64),
+                    slope,
+                    ..own
+                }
+            }
+        };
+        Some(if line.c.is_finite() && line.slope.is_finite() {
+            line
+        } else {
+            own
+        })
+    }
+
+    /// The precision-weighted mean of a pulse slope (precision `wp`, see
+    /// [`LineFit::slope_precision`]) and the arrival fit's, once the arrival
+    /// fit has statistics. Both measure the sensor's period on the host
+    /// clock: sparse pulses (a 1 Hz PPS on a 100 Hz stream) far worse than
+    /// the samples' arrivals, while a pulse on every sample with a small
+    /// jitter outweighs them.
+    fn mixed_slope(&self, pulses: f64, wp: f64) -> Option<f64> {
+        let wa = self
+            .fit
+            .slope_precision()
+            .filter(|w| w.is_finite() && *w > 0.0)?;
+        let arrival = self.fit.active().filter(|l| l.slope > 0.0)?.slope;
+        Some(if wp.is_finite() {
+            (wa * arrival + wp * pulses) / (wa + wp)
+        } else {
+            pulses
+        })
+    }
+
+    /// Sums up the young pulse fit after a change of its points (at most
+    /// once per pulse; see [`LineFit::young_summary`]). Its level is the
+    /// floor of the mixed slope under all but an eighth of the pulses
+    /// ([`LineFit::low_level`]): with one-sided pulse jitter (a pulse
+    /// stamped by an interrupt handler) that is the level the floor takes
+    /// once the pulse fit has statistics, without the tilt of a floor edge
+    /// through two of a handful of pulses; with a wide symmetric jitter it
+    /// sinks less with each new low pulse than the lowest one does, and a
+    /// glitch below the pulses does not pull it down.
+    fn summarise_pulses(&mut self) {
+        self.ref_young = self.refs.young_summary().map(|mut y| {
+            if let Some(own) = self.refs.own_line() {
+                let slope = self
+                    .mixed_slope(own.slope, y.precision)
+                    .unwrap_or(own.slope);
+                let n_ref = y.first.n as f64 + y.mean_dn;
+                if let Some(level) = self.refs.low_level(n_ref, y.first.q, slope) {
+                    y.level_dq = level;
+                }
+            }
+            y
+        });
+    }
+
     /// The reference line's value at `n`, while references are recent.
     fn reference_estimate(&self, n: i64, q: i64, period: Option<f64>) -> Option<i64> {
         if self.refs.len() < 2 {
@@ -1893,7 +1987,7 @@ impl Estimator {
         if !recent {
             return None;
         }
-        let v = self.refs.own_line()?.eval(n)?;
+        let v = self.pulse_line()?.eval(n)?;
         // A pulse cannot follow its sample's arrival: if it would, the
         // pulses are matched to the wrong samples; use the arrivals.
         (v <= q.saturating_add((0.25 * p) as i64)).then_some(v)
