@@ -530,6 +530,9 @@ pub struct Estimator {
     ref_jumps: u32,
     /// Pulses in a row off the pulse line or off the phase.
     ref_misfits: u32,
+    /// Pulses in a row numbered after the first sample whose arrival floor
+    /// is not before them.
+    ref_early: u32,
     /// Mean deviation of the pulses' place on the floor from their phase,
     /// in periods.
     ref_dev: f64,
@@ -629,6 +632,7 @@ impl Estimator {
             ref_phase: None,
             ref_jumps: 0,
             ref_misfits: 0,
+            ref_early: 0,
             ref_dev: REF_DEV_START,
             ref_young: None,
             st,
@@ -1778,6 +1782,29 @@ impl Estimator {
             other => other.map(|(x, _)| x),
         };
         self.ref_misfits = 0;
+        // Numbered after the first sample whose arrival floor is not before
+        // it: the pulses were numbered a sample late from a first pulse
+        // stamped unusually late (a pulse's own delay can exceed the
+        // samples' latency). With the right numbers no pulse lies more than
+        // 0.9 of a period before its sample's floor; `REF_JUMP_RUN` in a row
+        // renumber the pulses from this one.
+        let x = match (x, xf) {
+            (Some(x), Some(xf)) if first_after(xf) < x => {
+                self.ref_early += 1;
+                if self.ref_early < REF_JUMP_RUN {
+                    Some(x)
+                } else {
+                    self.refs.clear();
+                    self.forget_ref_phase();
+                    self.st.references_renumbered += 1;
+                    Some(first_after(xf))
+                }
+            }
+            (x, _) => {
+                self.ref_early = 0;
+                x
+            }
+        };
         let n = match x {
             Some(x) if x.abs() < 9.0e18 => x as i64,
             _ => {
@@ -1828,6 +1855,7 @@ impl Estimator {
     fn forget_ref_phase(&mut self) {
         self.ref_phase = None;
         self.ref_dev = REF_DEV_START;
+        self.ref_early = 0;
     }
 
     /// The pulse number `x` given by the pulse line, moved by the whole
