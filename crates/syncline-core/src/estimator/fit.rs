@@ -111,6 +111,10 @@ const FROZEN_MIN_POINTS: usize = 256;
 /// Points needed before the residual statistics are trusted.
 pub(crate) const MIN_STATS_POINTS: usize = 24;
 
+/// The most points [`LineFit::young_summary`] and
+/// [`LineFit::low_level`] look at (the newest).
+const YOUNG_POINTS: usize = 64;
+
 /// See [`LineFit::young_summary`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct YoungSummary {
@@ -333,17 +337,24 @@ impl LineFit {
     /// taken at an upper bound; 0 with two points, whose spread is
     /// unknown). `None` for a fit with statistics or fewer than two points.
     pub fn young_summary(&self) -> Option<YoungSummary> {
-        let k = self.pts.len();
-        let first = self.first().filter(|_| k >= 2 && !self.stats_valid)?;
+        // The newest `YOUNG_POINTS` at most: a young fit holds about 32
+        // (its statistics become valid at the rebuild after 24), more
+        // only while its residuals are mostly beyond half a period.
+        let k = self.pts.len().min(YOUNG_POINTS);
+        let pts = self.pts.range(self.pts.len() - k..);
+        let first = pts
+            .clone()
+            .next()
+            .copied()
+            .filter(|_| k >= 2 && !self.stats_valid)?;
         let xy = |p: &Point| {
             (
                 p.n.saturating_sub(first.n) as f64,
                 p.q.saturating_sub(first.q) as f64,
             )
         };
-        let (sx, sy) = self
-            .pts
-            .iter()
+        let (sx, sy) = pts
+            .clone()
             .map(xy)
             .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
         let (mx, my) = (sx / k as f64, sy / k as f64);
@@ -353,16 +364,14 @@ impl LineFit {
             level_dq: my,
             precision: 0.0,
         };
-        let (sxx, sxy) = self.pts.iter().map(xy).fold((0.0, 0.0), |(a, b), (x, y)| {
+        let (sxx, sxy) = pts.clone().map(xy).fold((0.0, 0.0), |(a, b), (x, y)| {
             (a + (x - mx) * (x - mx), b + (x - mx) * (y - my))
         });
         if k < 3 || sxx <= 0.0 {
             return Some(summary);
         }
         let slope = sxy / sxx;
-        let ssr: f64 = self
-            .pts
-            .iter()
+        let ssr: f64 = pts
             .map(xy)
             .map(|(x, y)| (y - my - slope * (x - mx)).powi(2))
             .sum();
@@ -383,7 +392,7 @@ impl LineFit {
     /// most 64): a floor of that slope that a glitch below the points does
     /// not pull down.
     pub fn low_level(&self, n_ref: f64, q_ref: i64, slope: f64) -> Option<f64> {
-        let mut v = [0.0f64; 64];
+        let mut v = [0.0f64; YOUNG_POINTS];
         let mut k = 0;
         for p in self.pts.iter().rev().take(v.len()) {
             v[k] = p.q.saturating_sub(q_ref) as f64 - slope * (p.n as f64 - n_ref);
