@@ -357,8 +357,9 @@ pub struct EstimatorStatus {
     pub references_used: u64,
     /// References rejected.
     pub references_rejected: u64,
-    /// Times the pulses were renumbered to follow a renumbering of the
-    /// samples.
+    /// Times the pulses were renumbered: to follow a renumbering of the
+    /// samples, or because they had been numbered a sample late (see
+    /// `docs/stamp.md`).
     pub references_renumbered: u64,
     /// Samples in the history.
     pub window_fill: usize,

@@ -1762,9 +1762,9 @@ fn a_small_phase_step_after_a_pause_is_found_within_a_few_samples() {
 
 /// A 1 Hz PPS with a symmetric jitter of 1 ms on a 100 Hz stream: the
 /// pulses measure the period far worse than the arrivals, so the pulse line
-/// takes the arrival fit's slope. With the pulses' own slope, a jittery
-/// pair of pulses tilted the line by tens of ppm and numbered later pulses
-/// periods off (errors of 10-20 ms).
+/// takes the arrival fit's slope. With the pulses' own slope, two or three
+/// jittery pulses tilted the line by up to a percent and numbered later
+/// pulses periods off (errors of 5-20 ms).
 #[test]
 fn sparse_jittery_pulses_take_the_arrival_slope() {
     let rms_and_worst = |pulse: fn(&mut Rng) -> i64| {
