@@ -1813,3 +1813,60 @@ fn pulses_numbered_a_sample_late_are_renumbered() {
     );
     assert!(e.status().references_renumbered >= 1, "{:?}", e.status());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Pulses of any rate, jitter shape and delay, with glitches, on a
+    /// jittery stream (the paths of the mixed-slope pulse line and the
+    /// renumbering of pulses numbered late): every sample gets an
+    /// estimate, every pulse is used, deferred or counted as rejected, and
+    /// once the pulses are placed the estimates stay within a few periods
+    /// of the truth.
+    #[test]
+    fn pulses_of_any_kind_are_handled(
+        seed in 1u64..u64::MAX,
+        every in 1i64..200,
+        spread in 0.0f64..3.0e6,
+        symmetric in any::<bool>(),
+        delay in 0i64..3_000_000,
+        glitch_every in 0i64..8,
+    ) {
+        let mut rng = Rng(seed);
+        let mut e = Estimator::new(pulse_config()).unwrap();
+        let (mut used, mut rejected, mut sent) = (0u64, 0u64, 0u64);
+        let mut last = 0;
+        for k in 0..3000i64 {
+            let t = T0 + k * P;
+            if k % every == 0 {
+                let jitter = if symmetric {
+                    ((rng.next() - 0.5) * spread) as i64
+                } else {
+                    rng.exp(spread.max(1.0))
+                };
+                let mut pulses = vec![t + delay + jitter];
+                if glitch_every > 0 && (k / every) % glitch_every == 1 {
+                    pulses.push(t + (rng.next() * P as f64) as i64);
+                }
+                for h in pulses {
+                    sent += 1;
+                    match e.update_reference(ts(h)) {
+                        ReferenceOutcome::Used(_) => used += 1,
+                        ReferenceOutcome::Rejected => rejected += 1,
+                        ReferenceOutcome::Deferred => {}
+                    }
+                }
+            }
+            // FIFO delivery.
+            let q = (t + 1_000_000 + rng.exp(1e6)).max(last + 40_000);
+            last = q;
+            let got = e.update(ts(q)).unwrap().stamp.as_nanos();
+            if k > 2000 {
+                prop_assert!((got - t).abs() < 10 * P, "k {k}: error {} ns", got - t);
+            }
+        }
+        let st = e.status();
+        prop_assert_eq!(st.references, sent);
+        prop_assert!(used + rejected <= sent && sent - used - rejected <= 1 + st.references_rejected);
+        prop_assert!(serde_json::to_string(&st).is_ok());
+    }
+}
