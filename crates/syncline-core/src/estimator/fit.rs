@@ -122,9 +122,8 @@ pub(crate) struct YoungSummary {
     pub first: Point,
     /// The points' mean number, relative to `first`.
     pub mean_dn: f64,
-    /// Their level at that number, relative to `first`: their mean time
-    /// (the estimator puts a low quantile here, see
-    /// `Estimator::summarise_pulses`).
+    /// Their level at that number, relative to `first` (see
+    /// [`LineFit::young_summary`]).
     pub level_dq: f64,
     /// Precision of their least-squares slope, (samples / ns)².
     pub precision: f64,
@@ -331,12 +330,14 @@ impl LineFit {
     }
 
     /// A young fit's points (two or more, residual statistics not valid
-    /// yet: tens of points) summed up in O(points): their centroid and the
+    /// yet: tens of points) summed up in O(points): their mean number, the
     /// precision of their least-squares slope (as
     /// [`Self::slope_precision`], from the residuals with the variance
     /// taken at an upper bound; 0 with two points, whose spread is
-    /// unknown). `None` for a fit with statistics or fewer than two points.
-    pub fn young_summary(&self) -> Option<YoungSummary> {
+    /// unknown), and their level there for the slope `slope(precision)`
+    /// gives ([`Self::low_level`]; their mean time where it gives none).
+    /// `None` for a fit with statistics or fewer than two points.
+    pub fn young_summary(&self, slope: impl FnOnce(f64) -> Option<f64>) -> Option<YoungSummary> {
         // The newest `YOUNG_POINTS` at most: a young fit holds about 32
         // (its statistics become valid at the rebuild after 24), more
         // only while its residuals are mostly beyond half a period.
@@ -358,40 +359,44 @@ impl LineFit {
             .map(xy)
             .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
         let (mx, my) = (sx / k as f64, sy / k as f64);
-        let mut summary = YoungSummary {
-            first,
-            mean_dn: mx,
-            level_dq: my,
-            precision: 0.0,
-        };
         let (sxx, sxy) = pts.clone().map(xy).fold((0.0, 0.0), |(a, b), (x, y)| {
             (a + (x - mx) * (x - mx), b + (x - mx) * (y - my))
         });
-        if k < 3 || sxx <= 0.0 {
-            return Some(summary);
-        }
-        let slope = sxy / sxx;
-        let ssr: f64 = pts
-            .map(xy)
-            .map(|(x, y)| (y - my - slope * (x - mx)).powi(2))
-            .sum();
-        // An upper bound of the variance (the 10 % quantile of χ² with
-        // `k − 2` degrees of freedom, Wilson-Hilferty): three or four
-        // jittery pulses that happen to lie on a line are not taken for
-        // precise ones.
-        let dof = (k - 2) as f64;
-        let h = 2.0 / (9.0 * dof);
-        let q10 = dof * (1.0 - h - 1.2816 * h.sqrt()).max(0.05).powi(3);
-        let w = sxx / (ssr / q10).max(1.0);
-        summary.precision = if w.is_finite() { w } else { 0.0 };
-        Some(summary)
+        let precision = if k < 3 || sxx <= 0.0 {
+            0.0
+        } else {
+            let b = sxy / sxx;
+            let ssr: f64 = pts
+                .map(xy)
+                .map(|(x, y)| (y - my - b * (x - mx)).powi(2))
+                .sum();
+            // An upper bound of the variance (the 10 % quantile of χ² with
+            // `k − 2` degrees of freedom, Wilson-Hilferty): three or four
+            // jittery pulses that happen to lie on a line are not taken for
+            // precise ones.
+            let dof = (k - 2) as f64;
+            let h = 2.0 / (9.0 * dof);
+            let q10 = dof * (1.0 - h - 1.2816 * h.sqrt()).max(0.05).powi(3);
+            let w = sxx / (ssr / q10).max(1.0);
+            if w.is_finite() { w } else { 0.0 }
+        };
+        let n_ref = first.n as f64 + mx;
+        let level_dq = slope(precision)
+            .and_then(|b| self.low_level(n_ref, first.q, b))
+            .unwrap_or(my);
+        Some(YoungSummary {
+            first,
+            mean_dn: mx,
+            level_dq,
+            precision,
+        })
     }
 
     /// The level at `n_ref` (relative to `q_ref`) of the lowest line of
     /// the given slope under all but an eighth of the newest points (at
     /// most 64): a floor of that slope that a glitch below the points does
     /// not pull down.
-    pub fn low_level(&self, n_ref: f64, q_ref: i64, slope: f64) -> Option<f64> {
+    fn low_level(&self, n_ref: f64, q_ref: i64, slope: f64) -> Option<f64> {
         let mut v = [0.0f64; YOUNG_POINTS];
         let mut k = 0;
         for p in self.pts.iter().rev().take(v.len()) {

@@ -1039,8 +1039,7 @@ impl Estimator {
         self.young_anchor = None;
         self.matured = false;
         self.fit.clear();
-        self.refs.clear();
-        self.forget_ref_phase();
+        self.forget_pulses();
         self.ref_offset = None;
         self.last_ref_n = None;
         self.forget_change_runs();
@@ -1681,8 +1680,7 @@ impl Estimator {
         if std::mem::take(&mut self.fit.inconsistent) {
             let keep = self.fit.len() / 4;
             self.fit.keep_last(keep);
-            self.refs.clear();
-            self.forget_ref_phase();
+            self.forget_pulses();
             self.st.changes_detected += 1;
         }
         if change {
@@ -1775,8 +1773,7 @@ impl Estimator {
                     self.st.references_rejected += 1;
                     return ReferenceOutcome::Rejected;
                 }
-                self.refs.clear();
-                self.forget_ref_phase();
+                self.forget_pulses();
                 xf.map(first_after)
             }
             Some((x, _)) if line.is_some() => Some(self.follow_samples(x, xf)),
@@ -1795,8 +1792,7 @@ impl Estimator {
                 if self.ref_early < REF_JUMP_RUN {
                     Some(x)
                 } else {
-                    self.refs.clear();
-                    self.forget_ref_phase();
+                    self.forget_pulses();
                     self.st.references_renumbered += 1;
                     Some(first_after(xf))
                 }
@@ -1849,6 +1845,15 @@ impl Estimator {
     fn forget_change_runs(&mut self) {
         self.above_runs = [0; 3];
         self.below_run = 0;
+    }
+
+    /// Forgets the pulse line and the pulses' offset on the arrival floor
+    /// (a restart, a history that mixed numberings, pulses that moved or
+    /// were numbered late).
+    fn forget_pulses(&mut self) {
+        self.refs.clear();
+        self.ref_young = None;
+        self.forget_ref_phase();
     }
 
     /// Forgets the pulses' offset on the arrival floor and its spread (a
@@ -1991,18 +1996,10 @@ impl Estimator {
     /// sinks less with each new low pulse than the lowest one does, and a
     /// glitch below the pulses does not pull it down.
     fn summarise_pulses(&mut self) {
-        self.ref_young = self.refs.young_summary().map(|mut y| {
-            if let Some(own) = self.refs.own_line() {
-                let slope = self
-                    .mixed_slope(own.slope, y.precision)
-                    .unwrap_or(own.slope);
-                let n_ref = y.first.n as f64 + y.mean_dn;
-                if let Some(level) = self.refs.low_level(n_ref, y.first.q, slope) {
-                    y.level_dq = level;
-                }
-            }
-            y
-        });
+        let own = self.refs.own_line().map(|l| l.slope);
+        self.ref_young = self
+            .refs
+            .young_summary(|wp| own.map(|s| self.mixed_slope(s, wp).unwrap_or(s)));
     }
 
     /// The reference line's value at `n`, while references are recent.
