@@ -19,21 +19,16 @@ squares slope of `true_ns`). This is the most any estimator can know from
 the arrivals: no prior on the drift is used, and the delay law and its mean
 are given exactly, which no estimator is told.
 
-Standard library only.
+Reads the file with the shared `score.py` (`--shared`, as
+`estimator_draws.py`). Standard library only.
 """
 import argparse
-import csv
 import math
+import os
+import sys
 
-
-def load(path):
-    q, t = [], []
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["event"] == "sample":
-                q.append(int(r["time_ns"]))
-                t.append(int(r["true_ns"]) if r.get("true_ns") else None)
-    return q, t
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from estimator_draws import load_score  # noqa: E402
 
 
 def true_drift_ppm(t, period):
@@ -87,12 +82,14 @@ def main():
     ap.add_argument("--tick-ns", type=float, default=4e6)
     ap.add_argument("--mean-ns", type=float, default=1e6, help="mean of the exponential delay")
     ap.add_argument("--span-ppm", type=int, default=30)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--shared", default=os.environ.get(
+        "SYNCLINE_SHARED", os.path.join(os.path.dirname(root), "shared")))
     a = ap.parse_args()
-    q, t = load(a.csv)
-    head = f"{a.csv}"
-    if all(x is not None for x in t):
-        head += f": true drift {true_drift_ppm(t, a.period_ns):+.2f} ppm"
-    print(head)
+    sc = load_score(os.path.join(a.shared, "data/estimator/score.py"))
+    samples = sc.load_scenario(a.csv)
+    q, t = [s[1] for s in samples], [s[2] for s in samples]
+    print(f"{a.csv}: true drift {true_drift_ppm(t, a.period_ns):+.2f} ppm")
     for secs in (float(s) for s in a.at.split(",")):
         n = min(len(q), int(secs * 1e9 / a.period_ns))
         grid = range(-a.span_ppm, a.span_ppm + 1)
