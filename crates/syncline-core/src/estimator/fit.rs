@@ -231,6 +231,8 @@ pub(crate) struct LineFit {
     /// See [`LineFit::exponential_like`].
     exponential: bool,
     ls: Option<Line>,
+    /// [`Self::active_now`] as of the last change of the lines or the mode.
+    active: Option<Line>,
 }
 
 impl LineFit {
@@ -266,6 +268,7 @@ impl LineFit {
             rebuilt_floor: None,
             exponential: false,
             ls: None,
+            active: None,
         }
     }
 
@@ -458,6 +461,11 @@ impl LineFit {
 
     /// The line of the current mode (falls back to the floor).
     pub fn active(&self) -> Option<Line> {
+        self.active
+    }
+
+    /// The active line, computed afresh (see [`Self::active`]).
+    fn active_now(&self) -> Option<Line> {
         self.line_of(self.mode).or(self.floor)
     }
 
@@ -552,6 +560,7 @@ impl LineFit {
         } else {
             self.refresh_lines(false);
             self.refit_quantised();
+            self.active = self.active_now();
         }
         true
     }
@@ -574,15 +583,23 @@ impl LineFit {
     }
 
     /// Drops the oldest points older than `max_span` before `now` or beyond `keep`.
+    /// At least two points stay.
     fn trim(&mut self, now: i64, max_span: i64, keep: usize) {
-        while let Some(f) = self.pts.front() {
-            let old = now.saturating_sub(f.q) > max_span;
-            if (old || self.pts.len() > keep) && self.pts.len() > 2 {
-                self.pts.pop_front();
-            } else {
-                break;
-            }
+        let len = self.pts.len();
+        if len <= 2 {
+            return;
         }
+        // The points beyond `keep`, then those after them that are too old
+        // (one pass over the old ones, then one cut).
+        let over = len.saturating_sub(keep).min(len - 2);
+        let (a, b) = self.pts.as_slices();
+        let old = a
+            .iter()
+            .chain(b)
+            .skip(over)
+            .take_while(|p| now.saturating_sub(p.q) > max_span)
+            .count();
+        self.pts.drain(..(over + old).min(len - 2));
     }
 
     fn ls_includes(&self, p: &Point) -> bool {
@@ -611,6 +628,12 @@ impl LineFit {
 
     /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
     fn rebuild_now(&mut self) {
+        self.rebuild();
+        self.active = self.active_now();
+    }
+
+    /// [`Self::rebuild_now`] but for the active line.
+    fn rebuild(&mut self) {
         self.since_rebuild = 0;
         // The old hull moves to `spare`: its vertices still in the history
         // are reused below.
@@ -839,7 +862,7 @@ impl LineFit {
         }
         let (Some(last), Some(old), Some(new)) = (
             self.pts.back().map(|p| p.n),
-            self.active(),
+            self.active_now(),
             self.line_of(want),
         ) else {
             return;
@@ -1007,7 +1030,40 @@ mod tests {
                     f.keep_last(f.len() / 2 + 1);
                 }
                 proptest::prop_assert_eq!(&f.hull, &full_hull(&f));
+                // The cached active line is the one computed afresh.
+                proptest::prop_assert_eq!(f.active(), f.active_now());
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// `trim` drops the points a pop-one-at-a-time loop would: from the
+        /// front, while beyond `keep` or older than `max_span`, leaving at
+        /// least two (arrival order not assumed).
+        #[test]
+        fn trim_drops_the_oldest_beyond_keep_or_span(
+            qs in proptest::collection::vec(0i64..1_000, 0..40),
+            now in 0i64..1_200,
+            max_span in 0i64..1_000,
+            keep in 0usize..45,
+            turn in 0usize..64,
+        ) {
+            let mut f = LineFit::new(64);
+            // Start the ring buffer at `turn`, so that it wraps.
+            f.pts.extend((0..turn as i64).map(|n| pt(n, 0)));
+            f.pts.drain(..);
+            f.pts.extend(qs.iter().enumerate().map(|(n, &q)| pt(n as i64, q)));
+            let mut expected = f.pts.clone();
+            while let Some(p) = expected.front() {
+                let old = now - p.q > max_span;
+                if (old || expected.len() > keep) && expected.len() > 2 {
+                    expected.pop_front();
+                } else {
+                    break;
+                }
+            }
+            f.trim(now, max_span, keep);
+            proptest::prop_assert_eq!(&f.pts, &expected);
         }
     }
 
