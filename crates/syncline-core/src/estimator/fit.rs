@@ -674,10 +674,11 @@ impl LineFit {
         let cnt = i64::try_from(self.pts.len()).unwrap_or(i64::MAX);
         // Each offset below 2^20 and at most 2^20 points: a plain sum
         // cannot overflow.
-        let sx = (a.iter().chain(b)).fold(0i64, |s, p| match (small, rel(p).0) {
-            (true, x) => s.wrapping_add(x),
-            (false, x) => s.saturating_add(x),
-        });
+        let sx = if small {
+            (a.iter().chain(b)).fold(0i64, |s, p| s.wrapping_add(p.n.wrapping_sub(first.n)))
+        } else {
+            (a.iter().chain(b)).fold(0i64, |s, p| s.saturating_add(rel(p).0))
+        };
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
         // The history only lost points at the front since the old hull was
         // built (plus points after `hulled`, not in it). The old hull's
@@ -761,13 +762,16 @@ impl LineFit {
             0.0
         };
         let (a, b) = self.pts.as_slices();
-        for p in a.iter().chain(b).filter(|p| !p.queued) {
-            let (_, _, r) = residual(p);
-            near += usize::from((r - centre).abs() < 0.5 * half);
-            if r < half {
-                k += 1;
-                sum += r;
-                ss += r * r;
+        // Slice by slice: a tighter loop than a chained iterator.
+        for s in [a, b] {
+            for p in s.iter().filter(|p| !p.queued) {
+                let (_, _, r) = residual(p);
+                near += usize::from((r - centre).abs() < 0.5 * half);
+                if r < half {
+                    k += 1;
+                    sum += r;
+                    ss += r * r;
+                }
             }
         }
         // A history whose points are mostly not where they gather (within
@@ -782,10 +786,12 @@ impl LineFit {
         self.set_stats(k, sum, ss);
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
             let (a, b) = self.pts.as_slices();
-            for p in a.iter().chain(b).filter(|p| !p.queued) {
-                let (x, y, r) = residual(p);
-                if r <= limit {
-                    self.sums.add(x, y, small);
+            for s in [a, b] {
+                for p in s.iter().filter(|p| !p.queued) {
+                    let (x, y, r) = residual(p);
+                    if r <= limit {
+                        self.sums.add(x, y, small);
+                    }
                 }
             }
         }
@@ -900,14 +906,10 @@ impl LineFit {
         } else {
             // The edge whose end is the first vertex at or right of the
             // centroid: walk from the previous edge (it moves rarely).
-            let (sx, cnt) = (i128::from(self.hull_sx), self.hull_cnt);
-            let small = cnt < 1 << 21;
-            let left_of = |x: i64| {
-                if small && x.unsigned_abs() < 1 << 40 {
-                    i128::from(x * cnt) < sx
-                } else {
-                    i128::from(x) * i128::from(cnt) < sx
-                }
+            let (sx, cnt) = (self.hull_sx, self.hull_cnt);
+            let left_of = |x: i64| match x.checked_mul(cnt) {
+                Some(v) => v < sx,
+                None => i128::from(x) * i128::from(cnt) < i128::from(sx),
             };
             let mut i = self.edge.clamp(1, h - 1);
             while i > 1 && !left_of(self.hull[i - 1].0) {
@@ -930,6 +932,9 @@ impl LineFit {
             }
         }
         self.ls = None;
+        if !with_ls && self.mode != FitMode::LeastSquares {
+            return;
+        }
         let LsSums {
             cnt,
             sx,
@@ -937,7 +942,7 @@ impl LineFit {
             sxx,
             sxy,
         } = self.sums;
-        if cnt >= 3 && (with_ls || self.mode == FitMode::LeastSquares) {
+        if cnt >= 3 {
             let n = i128::from(cnt);
             let sxx = n * sxx - sx * sx;
             let sxy = n * sxy - sx * sy;

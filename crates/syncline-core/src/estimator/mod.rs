@@ -814,7 +814,9 @@ impl Estimator {
     }
 
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
-        if let Some(last) = self.last_arrival {
+        // The time since the previous arrival (none after a step back).
+        let mut since_last = self.last_arrival.map(|last| q.saturating_sub(last));
+        if let (Some(last), Some(gap)) = (self.last_arrival, since_last) {
             if q < last {
                 let run = if self.back_run > 0 && q >= self.back_last {
                     self.back_run + 1
@@ -834,8 +836,9 @@ impl Estimator {
                 // there is no gap to the previous arrival to judge.
                 self.restart(i64::from(run));
                 self.last_arrival = None;
-            } else if q.saturating_sub(last) > self.cfg.window.as_nanos() {
-                let by_gap = self.gap_periods(q.saturating_sub(last));
+                since_last = None;
+            } else if gap > self.cfg.window.as_nanos() {
+                let by_gap = self.gap_periods(gap);
                 match index.and_then(|i| self.counter_periods(i, by_gap)) {
                     // A counter too wide to have wrapped in the gap numbers
                     // the sample: the fits hold (a stall ends in a burst
@@ -855,9 +858,9 @@ impl Estimator {
         }
         if self.first_gap_count < FIRST_GAPS
             && self.expected.is_some()
-            && let Some(last) = self.last_arrival
+            && let Some(gap) = since_last
         {
-            self.check_expected(q.saturating_sub(last));
+            self.check_expected(gap);
         }
         if self.announced > 0 {
             self.announce_age += 1;
@@ -879,9 +882,9 @@ impl Estimator {
         // stall) is never the first after a loss: it was already waiting.
         // Its delay says nothing of the line (left out of the fits' levels
         // and of the change runs).
-        let (queued, late_behind) = match (self.last_arrival, period) {
-            (Some(last), Some(p)) => {
-                let gap = q.saturating_sub(last) as f64;
+        let (queued, late_behind) = match (since_last, period) {
+            (Some(gap), Some(p)) => {
+                let gap = gap as f64;
                 (gap < QUEUED * p, gap < 0.5 * p && self.late_behind(q))
             }
             _ => (false, false),
@@ -891,8 +894,8 @@ impl Estimator {
         if index.is_some() {
             self.last_index_n = Some(n);
         }
-        if let Some(last) = self.last_arrival {
-            self.note_gap(q.saturating_sub(last), period);
+        if let Some(gap) = since_last {
+            self.note_gap(gap, period);
         }
         let stamp = self.estimate_at(n, q, period);
         self.pending = Some(Pending {
