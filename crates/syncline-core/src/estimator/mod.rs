@@ -1407,15 +1407,13 @@ impl Estimator {
     /// and leaves the numbering and the fits alone; numbered as a new
     /// sample, it would put every later sample one period late.
     fn duplicate(&mut self, q: i64, index: Option<u64>) -> Option<Estimate> {
-        let (i, n, last, p) = (
-            index?,
-            self.last_index_n?,
-            self.last_arrival?,
-            self.period_f()?,
-        );
-        if self.last_index != Some(i & self.counter_mask(i))
-            || (q.saturating_sub(last) as f64) >= 0.5 * p
-        {
+        let (i, n, last) = (index?, self.last_index_n?, self.last_arrival?);
+        // The period only for a repeated counter value (rare).
+        if self.last_index != Some(i & self.counter_mask(i)) {
+            return None;
+        }
+        let p = self.period_f()?;
+        if (q.saturating_sub(last) as f64) >= 0.5 * p {
             return None;
         }
         self.st.index_anomalies += 1;
