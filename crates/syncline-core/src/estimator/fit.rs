@@ -860,6 +860,7 @@ impl LineFit {
     /// mean jitter; a jump there would be an error of that size). The
     /// output so far is the active line (the floor where the mode's own
     /// line is gone, as the quantised one is once the clock is not coarse).
+    /// Entering the hull mode, the output is never kept above the floor.
     fn apply_mode(&mut self) {
         let want = self.wanted_mode();
         self.chosen |= self.stats_valid;
@@ -877,6 +878,14 @@ impl LineFit {
             return;
         };
         self.out_offset = (a - b) as f64;
+        // Not above the floor in the hull mode: its estimates are never
+        // after their arrival, so a line above the floor would give most
+        // samples their arrival time for as long as the mode lasts (a young
+        // least-squares line tilted by an early stall leaves such an
+        // offset). The output steps down to the floor instead.
+        if want == FitMode::Hull {
+            self.out_offset = self.out_offset.min(0.0);
+        }
         self.mode = want;
     }
 
@@ -1070,6 +1079,47 @@ mod tests {
             f.trim(now, max_span, keep);
             proptest::prop_assert_eq!(&f.pts, &expected);
         }
+    }
+
+    /// A switch into the hull mode keeps the output continuous only as far
+    /// as the floor: a continuity offset above it would put the line above
+    /// most arrivals, and the hull mode's estimates (never after their
+    /// arrival) would be the arrivals themselves from then on.
+    #[test]
+    fn entering_the_hull_mode_never_lifts_the_output_above_the_floor() {
+        let mut f = LineFit::new(512);
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for n in 0..300 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let delay = (-300_000.0 * (1.0 - u).ln()) as i64;
+            f.push(pt(n, 1_000_000_000 + n * 10_000_000 + delay), i64::MAX);
+        }
+        assert_eq!(f.mode, FitMode::Hull);
+        let floor = f.floor().unwrap();
+        let last = f.last().unwrap().n;
+        // As if least squares had been active, its output 1 ms above the
+        // floor (a young least-squares line tilted by an early stall).
+        f.mode = FitMode::LeastSquares;
+        f.ls = Some(Line {
+            c: floor.c + 1_000_000.0,
+            ..floor
+        });
+        f.out_offset = 0.0;
+        f.apply_mode();
+        assert_eq!(f.mode, FitMode::Hull);
+        assert!(f.active_now().unwrap().eval(last) <= floor.eval(last));
+        // Below the floor, the offset stays (no step in the output).
+        f.mode = FitMode::LeastSquares;
+        f.ls = Some(Line {
+            c: floor.c - 1_000_000.0,
+            ..floor
+        });
+        f.out_offset = 0.0;
+        f.apply_mode();
+        assert_eq!(f.out_offset, -1_000_000.0);
     }
 
     #[test]
