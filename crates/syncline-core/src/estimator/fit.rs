@@ -675,7 +675,7 @@ impl LineFit {
         // Each offset below 2^20 and at most 2^20 points: a plain sum
         // cannot overflow.
         let sx = if small {
-            (a.iter().chain(b)).fold(0i64, |s, p| s.wrapping_add(p.n.wrapping_sub(first.n)))
+            (a.iter().chain(b)).fold(0i64, |s, p| s.wrapping_add(rel(p).0))
         } else {
             (a.iter().chain(b)).fold(0i64, |s, p| s.saturating_add(rel(p).0))
         };
