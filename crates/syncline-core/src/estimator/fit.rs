@@ -728,16 +728,13 @@ impl LineFit {
         self.hulled_n = Some(last.n);
         self.refresh_lines(false);
         // One pass: residual statistics above the new floor, and the LS sums
-        // (inclusion judged with the previous statistics).
+        // (inclusion judged with the previous statistics, or without any
+        // with these).
         let Some(f) = self.floor else {
             self.stats_valid = false;
             return;
         };
-        let limit = if self.stats_valid {
-            self.mean_r + 5.0 * self.std_r
-        } else {
-            f64::INFINITY
-        };
+        let (had_stats, prev_limit) = (self.stats_valid, self.mean_r + 5.0 * self.std_r);
         let half = 0.5 * f.slope;
         let (fx, fy) = (
             f.n0.saturating_sub(first.n) as f64,
@@ -784,6 +781,15 @@ impl LineFit {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);
+        // Without previous statistics, the fresh ones judge (an early
+        // stall would otherwise tilt the first least-squares line).
+        let limit = if had_stats {
+            prev_limit
+        } else if self.stats_valid {
+            self.mean_r + 5.0 * self.std_r
+        } else {
+            f64::INFINITY
+        };
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
             let (a, b) = self.pts.as_slices();
             for s in [a, b] {
