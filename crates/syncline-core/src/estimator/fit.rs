@@ -272,7 +272,9 @@ impl LineFit {
         }
     }
 
-    /// Forgets every point (keeps the capacity and the mode).
+    /// Forgets every point. Keeps the capacity, the mode and its continuity
+    /// offset: the latency the output carries does not change at a restart
+    /// (the sensor's latency did not).
     pub fn clear(&mut self) {
         self.pts.clear();
         self.quant.clear();
