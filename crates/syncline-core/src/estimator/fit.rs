@@ -730,8 +730,8 @@ impl LineFit {
         self.hulled_n = Some(last.n);
         self.refresh_lines(false);
         // One pass: residual statistics above the new floor, and the LS sums
-        // (inclusion judged with the previous statistics, or without any
-        // with these).
+        // (points judged by the previous statistics, or at the first ones by
+        // these).
         let Some(f) = self.floor else {
             self.stats_valid = false;
             return;
@@ -783,8 +783,8 @@ impl LineFit {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);
-        // Without previous statistics, the fresh ones judge (an early
-        // stall would otherwise tilt the first least-squares line).
+        // Without previous statistics these judge: with no limit, an early
+        // stall would tilt the first least-squares line.
         let limit = if had_stats {
             prev_limit
         } else if self.stats_valid {

@@ -38,13 +38,18 @@ fn errors(e: &mut Estimator, samples: &[(i64, i64)]) -> Vec<i64> {
         .collect()
 }
 
+/// The median of `errs` (the upper one of an even count).
+fn median(errs: &[i64]) -> i64 {
+    let mut sorted = errs.to_vec();
+    sorted.sort_unstable();
+    sorted[sorted.len() / 2]
+}
+
 /// Feeds `k -> (true time, arrival)` for the kept samples; returns the
 /// de-biased max |error| after `warmup` samples.
 fn max_error(e: &mut Estimator, samples: &[(i64, i64)], warmup: usize) -> i64 {
     let errs = errors(e, samples);
-    let mut sorted = errs[warmup..].to_vec();
-    sorted.sort_unstable();
-    let med = sorted[sorted.len() / 2];
+    let med = median(&errs[warmup..]);
     errs[warmup..]
         .iter()
         .map(|x| (x - med).abs())
@@ -760,9 +765,7 @@ fn quantised_rms(seed: u64, drift_ppm: f64) -> (f64, EstimatorStatus) {
 /// The RMS of `errs` (ns) about their median (a constant error is a
 /// latency).
 fn debiased_rms(errs: &[i64]) -> f64 {
-    let mut sorted = errs.to_vec();
-    sorted.sort_unstable();
-    let med = sorted[sorted.len() / 2] as f64;
+    let med = median(errs) as f64;
     let ss = errs.iter().map(|&x| (x as f64 - med).powi(2)).sum::<f64>();
     (ss / errs.len() as f64).sqrt()
 }
@@ -1301,9 +1304,7 @@ fn jittery_pulses_are_not_biased() {
         let s: f64 = (0..12).map(|_| rng.next()).sum();
         ((s - 6.0) * 300_000.0) as i64
     });
-    let mut sorted = errs.clone();
-    sorted.sort_unstable();
-    let median = sorted[sorted.len() / 2];
+    let median = median(&errs);
     assert!(median.abs() < 60_000, "median error {median} ns");
 }
 
@@ -1436,9 +1437,7 @@ fn announced_stream(late: bool) -> EstimatorStatus {
         }
         lost = 0;
     }
-    let mut sorted = errs.clone();
-    sorted.sort_unstable();
-    let med = sorted[sorted.len() / 2];
+    let med = median(&errs);
     let worst = errs.iter().map(|x| (x - med).abs()).max().unwrap();
     assert!(worst < 1_000_000, "late {late}: worst {worst} ns");
     let st = e.status();
@@ -1769,9 +1768,7 @@ fn a_small_phase_step_after_a_pause_is_found_within_a_few_samples() {
 fn sparse_jittery_pulses_take_the_arrival_slope() {
     let rms_and_worst = |pulse: fn(&mut Rng) -> i64| {
         let (errs, _) = with_pulses(100, 0, pulse_config(), |_, rng| pulse(rng));
-        let mut sorted = errs.clone();
-        sorted.sort_unstable();
-        let median = sorted[sorted.len() / 2];
+        let median = median(&errs);
         let sq: f64 = errs.iter().map(|e| ((e - median) as f64).powi(2)).sum();
         ((sq / errs.len() as f64).sqrt(), worst(&errs, median))
     };
@@ -1804,9 +1801,7 @@ fn sparse_jittery_pulses_take_the_arrival_slope() {
 #[test]
 fn pulses_numbered_a_sample_late_are_renumbered() {
     let (errs, e) = with_pulses(10, 0, pulse_config(), |_, rng| 50_000 + rng.exp(1.0e6));
-    let mut sorted = errs.clone();
-    sorted.sort_unstable();
-    let median = sorted[sorted.len() / 2];
+    let median = median(&errs);
     assert!(
         (median - 50_000).abs() < 1_000_000,
         "median error {median} ns"
@@ -1919,11 +1914,6 @@ fn a_restart_keeps_the_latency_the_output_carries() {
         assert_eq!(e.status().restarts, 1);
         assert_eq!(e.status().mode, FitMode::LeastSquares);
         errs
-    };
-    let median = |v: &[i64]| {
-        let mut v = v.to_vec();
-        v.sort_unstable();
-        v[v.len() / 2]
     };
     let (before, after) = (median(&errs[500..1500]), median(&errs[2000..]));
     assert!(
