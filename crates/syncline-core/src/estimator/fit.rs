@@ -608,10 +608,17 @@ impl LineFit {
         if p.queued {
             return false;
         }
-        match (self.stats_valid, self.floor) {
-            (true, Some(f)) => f.residual(p.n, p.q) <= self.mean_r + 5.0 * self.std_r,
+        match (self.ls_limit(), self.floor) {
+            (Some(limit), Some(f)) => f.residual(p.n, p.q) <= limit,
             _ => true,
         }
+    }
+
+    /// The highest residual above the floor a point may have to enter the
+    /// least-squares sums (5 standard deviations above the mean), while
+    /// the statistics are valid.
+    fn ls_limit(&self) -> Option<f64> {
+        self.stats_valid.then_some(self.mean_r + 5.0 * self.std_r)
     }
 
     #[inline(always)]
@@ -634,7 +641,7 @@ impl LineFit {
         self.active = self.active_now();
     }
 
-    /// [`Self::rebuild_now`] but for the active line.
+    /// [`Self::rebuild_now`] without refreshing the cached active line.
     fn rebuild(&mut self) {
         self.since_rebuild = 0;
         // The old hull moves to `spare`: its vertices still in the history
@@ -736,7 +743,7 @@ impl LineFit {
             self.stats_valid = false;
             return;
         };
-        let (had_stats, prev_limit) = (self.stats_valid, self.mean_r + 5.0 * self.std_r);
+        let prev_limit = self.ls_limit();
         let half = 0.5 * f.slope;
         let (fx, fy) = (
             f.n0.saturating_sub(first.n) as f64,
@@ -785,13 +792,7 @@ impl LineFit {
         self.set_stats(k, sum, ss);
         // Without previous statistics these judge: with no limit, an early
         // stall would tilt the first least-squares line.
-        let limit = if had_stats {
-            prev_limit
-        } else if self.stats_valid {
-            self.mean_r + 5.0 * self.std_r
-        } else {
-            f64::INFINITY
-        };
+        let limit = prev_limit.or(self.ls_limit()).unwrap_or(f64::INFINITY);
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
             let (a, b) = self.pts.as_slices();
             for s in [a, b] {
