@@ -74,12 +74,11 @@ def public(shared, sc):
 
 def main():
     root = os.path.dirname(HERE)
-    shared = os.environ.get("SYNCLINE_SHARED", os.path.join(os.path.dirname(root), "shared"))
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=seeds_arg, default=seeds_arg("401-410"))
     ap.add_argument("--kinds", default=None, help="comma-separated kinds (default: all)")
     ap.add_argument("--bin", default=os.path.join(root, "target/release/syncline"))
-    ap.add_argument("--shared", default=shared)
+    ap.add_argument("--shared", default=gen.default_shared())
     ap.add_argument("--keep", default=None, help="write the draws and outputs here (default: a temp dir)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--public", action="store_true",

@@ -29,6 +29,12 @@ def fifo(ready, rng):
     return out
 
 
+def default_shared():
+    """`$SYNCLINE_SHARED`, else the `shared` folder beside the project's root."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.environ.get("SYNCLINE_SHARED", os.path.join(os.path.dirname(root), "shared"))
+
+
 def base(rng, period, seconds, drift_ppm=None):
     drift = rng.uniform(-30, 30) if drift_ppm is None else drift_ppm
     t0 = rng.randint(1_700_000_000, 1_760_000_000) * 10**9 + rng.randint(0, 10**9)
@@ -190,9 +196,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kinds", default=None,
                     help="comma-separated kinds to write (default: all); a kind's draw does not depend on the others")
-    here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--shared", default=os.environ.get(
-        "SYNCLINE_SHARED", os.path.join(os.path.dirname(os.path.dirname(here)), "shared")))
+    ap.add_argument("--shared", default=default_shared())
     a = ap.parse_args()
     kinds = [k for k in KINDS if k in a.kinds.split(",")] if a.kinds else KINDS
     write_draws(a.outdir, a.seed, kinds, a.shared)

@@ -29,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from estimator_draws import load_score  # noqa: E402
+from gen_estimator_scenarios import default_shared  # noqa: E402
 
 
 def true_drift_ppm(t, period):
@@ -82,9 +83,7 @@ def main():
     ap.add_argument("--tick-ns", type=float, default=4e6)
     ap.add_argument("--mean-ns", type=float, default=1e6, help="mean of the exponential delay")
     ap.add_argument("--span-ppm", type=int, default=30)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap.add_argument("--shared", default=os.environ.get(
-        "SYNCLINE_SHARED", os.path.join(os.path.dirname(root), "shared")))
+    ap.add_argument("--shared", default=default_shared())
     a = ap.parse_args()
     sc = load_score(os.path.join(a.shared, "data/estimator/score.py"))
     samples = sc.load_scenario(a.csv)

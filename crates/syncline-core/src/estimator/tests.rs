@@ -49,12 +49,7 @@ fn median(errs: &[i64]) -> i64 {
 /// de-biased max |error| after `warmup` samples.
 fn max_error(e: &mut Estimator, samples: &[(i64, i64)], warmup: usize) -> i64 {
     let errs = errors(e, samples);
-    let med = median(&errs[warmup..]);
-    errs[warmup..]
-        .iter()
-        .map(|x| (x - med).abs())
-        .max()
-        .unwrap()
+    worst(&errs[warmup..], median(&errs[warmup..]))
 }
 
 #[test]
@@ -1438,7 +1433,7 @@ fn announced_stream(late: bool) -> EstimatorStatus {
         lost = 0;
     }
     let med = median(&errs);
-    let worst = errs.iter().map(|x| (x - med).abs()).max().unwrap();
+    let worst = worst(&errs, med);
     assert!(worst < 1_000_000, "late {late}: worst {worst} ns");
     let st = e.status();
     assert_eq!(st.losses_rejected, 0);
@@ -1528,7 +1523,7 @@ fn worst_after(
     let mut e = est(Some(p));
     let errs = errors(&mut e, &s);
     let e0 = errs[reference];
-    let worst = errs[from..].iter().map(|x| (x - e0).abs()).max().unwrap();
+    let worst = worst(&errs[from..], e0);
     (worst, e.status())
 }
 
@@ -1664,7 +1659,7 @@ fn draining_stream(seed: u64, stall_ms: i64, drain: f64) -> (i64, EstimatorStatu
         errs.push(e.update(ts(q)).unwrap().stamp.as_nanos() - t);
     }
     let e0 = errs[200];
-    let worst = errs[200..].iter().map(|x| (x - e0).abs()).max().unwrap();
+    let worst = worst(&errs[200..], e0);
     (worst, e.status())
 }
 
