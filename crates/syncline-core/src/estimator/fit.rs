@@ -282,6 +282,15 @@ impl LineFit {
         self.stats_valid = false;
     }
 
+    /// Makes room for `cap` points again (a copy of the fit holds only its
+    /// points); allocates only if it lacks the room.
+    pub fn restore_capacity(&mut self) {
+        self.pts.reserve(self.cap.saturating_sub(self.pts.len()));
+        self.hull.reserve(self.cap.saturating_sub(self.hull.len()));
+        self.spare
+            .reserve(self.cap.saturating_sub(self.spare.len()));
+    }
+
     /// History points the quantised fit has refitted over, summed over
     /// every refit.
     #[cfg(test)]

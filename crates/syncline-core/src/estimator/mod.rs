@@ -122,6 +122,13 @@ const STALL_SPREAD: f64 = 10.0;
 /// How much sooner than a period after a pending sample, in standard
 /// deviations of the residuals, the next one may come for a pause.
 const PAUSE_EARLY: f64 = 3.0;
+/// Arrivals watched after a pause verdict for a draining backlog (see
+/// `Estimator::watch_drain`).
+const DRAIN_WATCH: usize = 32;
+/// How far, in standard deviations of the difference of two residuals,
+/// the arrivals after a pause verdict must fall behind one period each
+/// before they are taken for a backlog drained faster than the sensor.
+const DRAIN_CONFIRM: f64 = 4.0;
 /// Samples after a pause over which a step of the line is looked for with
 /// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
 const PAUSE_WATCH: u32 = 48;
@@ -391,6 +398,9 @@ struct Pending {
     point: Point,
     /// The two readings of an ambiguous gap.
     alt: Option<Ambiguous>,
+    /// Part of a draining backlog (see [`Estimator::watch_drain`]): numbered,
+    /// but kept out of the fit.
+    drained: bool,
 }
 
 /// Steps in a row (of sample numbers or of a device counter) that share a
@@ -457,6 +467,24 @@ struct Ambiguous {
     /// The lost reading is whole wraps of the device counter more than its
     /// step: decided by the next sample alone (on time for it, or queued).
     wraps: bool,
+}
+
+/// A pause verdict that the arrivals after it may still overturn (see
+/// [`Estimator::watch_drain`]).
+#[derive(Debug, Clone)]
+struct DrainWatch {
+    /// The estimator as the verdict found it (the judged sample pending,
+    /// the arrival that judged it not yet numbered).
+    before: Estimator,
+    /// The judged sample's arrival (the first after the gap).
+    first: i64,
+    period: f64,
+    /// The deficit on one period per sample, in ns, from which the
+    /// arrivals are a drain.
+    confirm: f64,
+    /// The arrivals since the judged one, the judging one first.
+    arrivals: [i64; DRAIN_WATCH],
+    len: usize,
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -540,6 +568,14 @@ pub struct Estimator {
     /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
     /// of its last pulse; `None` once it has statistics.
     ref_young: Option<YoungSummary>,
+    /// A pause verdict under watch (see [`Self::watch_drain`]).
+    drain_watch: Option<Box<DrainWatch>>,
+    /// A backlog is draining: samples arriving less than a period after
+    /// their predecessor and still late are queued (see
+    /// [`Self::watch_drain`]).
+    draining: bool,
+    /// The next verdict is a delay (set by a replay after a drain).
+    force_delayed: bool,
     st: EstimatorStatus,
 }
 
@@ -636,6 +672,9 @@ impl Estimator {
             ref_early: 0,
             ref_dev: REF_DEV_START,
             ref_young: None,
+            drain_watch: None,
+            draining: false,
+            force_delayed: false,
             st,
         })
     }
@@ -689,6 +728,7 @@ impl Estimator {
     /// announcement when the sample is on time for it as often as the
     /// driver's announcements have proven right (see `announcement_fits`).
     pub fn update_loss(&mut self) {
+        self.drain_watch = None;
         self.announced = self.announced.saturating_add(1);
         self.announce_age = 0;
         self.st.losses_announced += 1;
@@ -724,6 +764,7 @@ impl Estimator {
                 ..pd.point
             },
             alt: None,
+            drained: pd.drained,
         });
     }
 
@@ -776,6 +817,7 @@ impl Estimator {
     /// before the estimator can place it is kept (the latest one) and used
     /// once possible.
     pub fn update_reference(&mut self, hw: Timestamp) -> ReferenceOutcome {
+        self.drain_watch = None;
         self.st.references += 1;
         self.place_reference(hw.as_nanos())
     }
@@ -814,6 +856,11 @@ impl Estimator {
     }
 
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
+        if self.drain_watch.is_some()
+            && let Some(e) = self.watch_drain(q, index)
+        {
+            return e;
+        }
         // The time since the previous arrival (none after a step back).
         let mut since_last = self.last_arrival.map(|last| q.saturating_sub(last));
         if let (Some(last), Some(gap)) = (self.last_arrival, since_last) {
@@ -871,6 +918,18 @@ impl Estimator {
                 self.cap_announcements();
             }
         }
+        self.number_and_estimate(q, index, since_last)
+    }
+
+    /// The part of [`Self::update_inner`] from the pending sample's verdict
+    /// on (where a replay after a drain starts, see [`Self::watch_drain`]).
+    #[inline(always)]
+    fn number_and_estimate(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+        since_last: Option<i64>,
+    ) -> Result<Estimate, EstimatorError> {
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
             if self.step_run.len >= RENUMBER_RUN {
@@ -885,10 +944,14 @@ impl Estimator {
         let (queued, late_behind) = match (since_last, period) {
             (Some(gap), Some(p)) => {
                 let gap = gap as f64;
-                (gap < QUEUED * p, gap < 0.5 * p && self.late_behind(q))
+                (
+                    gap < QUEUED * p || (self.draining && self.still_draining(q, gap, p)),
+                    gap < 0.5 * p && self.late_behind(q),
+                )
             }
             _ => (false, false),
         };
+        self.draining &= queued;
         let (n, lost, alt) = self.infer_number(q, index, period, queued);
         let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
         if index.is_some() {
@@ -901,6 +964,7 @@ impl Estimator {
         self.pending = Some(Pending {
             point: Point { n, q, queued },
             alt,
+            drained: self.draining,
         });
         self.last_arrival = Some(q);
         self.last_n = Some(n);
@@ -1429,7 +1493,9 @@ impl Estimator {
 
     /// Numbers the pending sample (resolving an ambiguous gap with the
     /// arrival `q` of the next one) and commits it to the fit.
+    #[inline(always)]
     fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
+        let forced = std::mem::take(&mut self.force_delayed);
         // The period only matters for an ambiguous gap (rare): computed then.
         let period = pd.alt.and_then(|_| self.period_f());
         // (number in the fit, number the next sample follows)
@@ -1446,7 +1512,9 @@ impl Estimator {
             // to the delayed number would number every later sample a whole
             // loss too early.
             let gap = q.saturating_sub(pd.point.q) as f64;
-            let verdict = if !self.fit.stats_valid() {
+            let verdict = if forced {
+                Verdict::Delayed
+            } else if !self.fit.stats_valid() {
                 if gap >= 0.5 * p {
                     Verdict::Lost
                 } else {
@@ -1459,6 +1527,9 @@ impl Estimator {
                     None => Verdict::Open,
                 }
             };
+            if matches!(verdict, Verdict::Paused | Verdict::Restarted) {
+                self.arm_drain_watch(pd, q, p);
+            }
             if verdict == Verdict::Restarted {
                 self.restart(0);
                 if self.last_index_n == Some(pd.point.n) {
@@ -1509,8 +1580,116 @@ impl Estimator {
             (pd.point.n, pd.point.n)
         };
         pd.point.n = fit_n;
-        self.commit(pd.point);
+        if pd.drained {
+            // Late by the backlog, it says nothing of the line (and a long
+            // drain would pull the floor's centroid edge up to it).
+            self.committed_n = fit_n;
+        } else {
+            self.commit(pd.point);
+        }
         self.last_n = Some(chain_n);
+    }
+
+    /// Keeps the estimator as a pause verdict on the pending sample `pd`
+    /// (judged by the arrival `q`) finds it, so that the arrivals after it
+    /// can overturn the verdict (see [`Self::watch_drain`]). Not with a
+    /// device counter (which numbers a drain itself), announcements or
+    /// reference pulses (which a replay would not see again), nor during a
+    /// drain. The copy is the one allocation, at a rare event.
+    #[cold]
+    fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64) {
+        if self.drain_watch.is_some()
+            || self.draining
+            || self.last_index.is_some()
+            || self.announced > 0
+            || self.st.references > 0
+        {
+            return;
+        }
+        let mut before = self.clone();
+        before.pending = Some(pd);
+        let mut arrivals = [0; DRAIN_WATCH];
+        arrivals[0] = q;
+        self.drain_watch = Some(Box::new(DrainWatch {
+            before,
+            first: pd.point.q,
+            period: p,
+            confirm: DRAIN_CONFIRM * std::f64::consts::SQRT_2 * self.fit.std_r.min(0.5 * p),
+            arrivals,
+            len: 1,
+        }));
+    }
+
+    /// After a pause verdict, the arrivals that follow tell a pause from a
+    /// backlog drained by a link a little faster than the sensor (a stall
+    /// followed by samples every 0.8 periods, say). After a pause the
+    /// samples come a period apart, give or take the jitter; in a drain
+    /// each comes less than a period after the one before, so the arrivals
+    /// fall further and further behind one period per sample. One gap
+    /// cannot tell them apart when the link gains less on the sensor than
+    /// the jitter spreads; the sum of the gaps can. Once the arrivals since
+    /// the judged sample fall behind by [`DRAIN_CONFIRM`] standard
+    /// deviations of the difference of two residuals (every gap shorter
+    /// than a period), the verdict is overturned: the estimator is put
+    /// back as it was, the judged sample taken for delayed, and the
+    /// arrivals since are numbered again as a draining backlog (queued
+    /// while they come within a period and are still late), which keeps
+    /// the clock line and the numbering of before the stall. The estimates
+    /// already returned stand. A gap of a period or more, a counter, a
+    /// step back or [`DRAIN_WATCH`] arrivals end the watch: the verdict
+    /// stands.
+    #[cold]
+    fn watch_drain(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+    ) -> Option<Result<Estimate, EstimatorError>> {
+        let w = self.drain_watch.as_mut()?;
+        let last = w.arrivals[w.len - 1];
+        let gap = q.checked_sub(last);
+        if index.is_some()
+            || w.len >= DRAIN_WATCH
+            || !gap.is_some_and(|g| g >= 0 && (g as f64) < w.period)
+        {
+            self.drain_watch = None;
+            return None;
+        }
+        w.arrivals[w.len] = q;
+        w.len += 1;
+        let deficit = w.len as f64 * w.period - q.saturating_sub(w.first) as f64;
+        if deficit < w.confirm {
+            return None;
+        }
+        let DrainWatch {
+            before,
+            first,
+            arrivals,
+            len,
+            ..
+        } = *self.drain_watch.take()?;
+        *self = before;
+        self.fit.restore_capacity();
+        self.refs.restore_capacity();
+        self.force_delayed = true;
+        self.draining = true;
+        // The copy was taken within the judging arrival's update.
+        let _ = self.number_and_estimate(arrivals[0], None, Some(arrivals[0] - first));
+        for &a in &arrivals[1..len - 1] {
+            let _ = self.update_inner(a, None);
+        }
+        Some(self.update_inner(q, None))
+    }
+
+    /// Whether a sample `gap` after its predecessor continues a draining
+    /// backlog: within a period of it and still late on the floor (numbered
+    /// next) by more than half a period.
+    #[cold]
+    fn still_draining(&self, q: i64, gap: f64, p: f64) -> bool {
+        let base = self.last_n.map(|n| n.saturating_add(1));
+        gap < p
+            && base
+                .and_then(|n| self.floor_residual(n, q, Some(p)))
+                .is_some_and(|r| r > 0.5 * p)
     }
 
     /// What the next sample, not queued (`gap` after the pending one) and
@@ -1597,6 +1776,7 @@ impl Estimator {
         (-r.max(0.0) / mu).exp() / mu
     }
 
+    #[inline(always)]
     fn commit(&mut self, p: Point) {
         let mut change = false;
         self.pause_watch = self.pause_watch.saturating_sub(1);
