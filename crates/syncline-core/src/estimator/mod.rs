@@ -1614,7 +1614,10 @@ impl Estimator {
             before,
             first: pd.point.q,
             period: p,
-            confirm: DRAIN_CONFIRM * std::f64::consts::SQRT_2 * self.fit.std_r.min(0.5 * p),
+            // At least DRAIN_FALL of a period: a jitter-free pause (its
+            // gaps a fitted period give or take a few ns) is no drain.
+            confirm: (DRAIN_CONFIRM * std::f64::consts::SQRT_2 * self.fit.std_r.min(0.5 * p))
+                .max(DRAIN_FALL * p),
             arrivals,
             len: 1,
         }));
