@@ -1632,15 +1632,16 @@ impl Estimator {
     /// cannot tell them apart when the link gains less on the sensor than
     /// the jitter spreads; the sum of the gaps can. Once the arrivals since
     /// the judged sample fall behind by [`DRAIN_CONFIRM`] standard
-    /// deviations of the difference of two residuals (every gap shorter
-    /// than a period), the verdict is overturned: the estimator is put
+    /// deviations of the difference of two residuals, and by at least
+    /// [`DRAIN_FALL`] of a period (every gap shorter than a period), the
+    /// verdict is overturned: the estimator is put
     /// back as it was, the judged sample taken for delayed, and the
     /// arrivals since are numbered again as a draining backlog (queued
     /// while they come within a period and are still late), which keeps
     /// the clock line and the numbering of before the stall. The estimates
     /// already returned stand. A gap of a period or more, a counter, a
-    /// step back or [`DRAIN_WATCH`] arrivals end the watch: the verdict
-    /// stands.
+    /// step back, an announced loss, a reference pulse or [`DRAIN_WATCH`]
+    /// arrivals end the watch: the verdict stands.
     #[cold]
     fn watch_drain(
         &mut self,
@@ -1676,7 +1677,8 @@ impl Estimator {
         self.force_delayed = true;
         self.draining = true;
         // The copy was taken within the judging arrival's update.
-        let _ = self.number_and_estimate(arrivals[0], None, Some(arrivals[0] - first));
+        let _ =
+            self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
         for &a in &arrivals[1..len - 1] {
             let _ = self.update_inner(a, None);
         }
