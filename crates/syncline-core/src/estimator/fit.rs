@@ -504,6 +504,28 @@ impl LineFit {
         self.rebuild_now();
     }
 
+    /// Moves the points numbered `from` or later by `delta` (a loss
+    /// reading withdrawn) and rebuilds. Returns false, and changes nothing,
+    /// if the moved numbers would not stay above the point before them.
+    pub fn shift_newest(&mut self, from: i64, delta: i64) -> bool {
+        let run = self.pts.iter().rev().take_while(|p| p.n >= from).count();
+        let first = self.pts.len() - run;
+        let Some(lowest) = self.pts.get(first).map(|p| p.n.saturating_add(delta)) else {
+            return false;
+        };
+        if first > 0 && lowest <= self.pts[first - 1].n {
+            return false;
+        }
+        for p in self.pts.range_mut(first..) {
+            p.n = p.n.saturating_add(delta);
+        }
+        // The old hull's vertices are in the old numbers: not reused.
+        self.hulled_n = None;
+        self.quant.resync();
+        self.rebuild_now();
+        true
+    }
+
     /// A fit of reference pulses, whose output is the mode's own line (see
     /// [`Self::own_line`]): a switch from the floor to least squares moves
     /// it by about the mean residual. The first choice, with the first
@@ -1028,6 +1050,28 @@ mod tests {
         assert!(!f.push(pt(3, 10), i64::MAX));
         assert!(!f.push(pt(2, 10), i64::MAX));
         assert_eq!(f.len(), 1);
+    }
+
+    /// A loss reading withdrawn: the newest points move back by the lost
+    /// samples, the floor through them follows; a move that would not
+    /// keep the numbers increasing changes nothing.
+    #[test]
+    fn shift_newest_renumbers_the_newest_points() {
+        let p = 10_000_000;
+        let mut f = LineFit::new(256);
+        for n in 0..100 {
+            f.push(pt(n, n * p), i64::MAX);
+        }
+        // Sample 100 taken for 101 (one lost), 101 for 102.
+        f.push(pt(101, 100 * p), i64::MAX);
+        f.push(pt(102, 101 * p), i64::MAX);
+        assert!(!f.shift_newest(101, -2), "100 and 99 would collide");
+        assert_eq!(f.last().map(|l| l.n), Some(102));
+        assert!(f.shift_newest(101, -1));
+        let nums: Vec<i64> = f.pts.iter().rev().take(3).map(|x| x.n).collect();
+        assert_eq!(nums, [101, 100, 99]);
+        assert_eq!(f.floor().unwrap().eval(200), Some(200 * p));
+        assert!(!f.shift_newest(500, -1), "no point that new");
     }
 
     /// The lower hull of `pts` by a full monotone chain, relative to the

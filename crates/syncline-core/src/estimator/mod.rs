@@ -129,6 +129,9 @@ const DRAIN_WATCH: usize = 32;
 /// the arrivals after a pause verdict must fall behind one period each
 /// before they are taken for a backlog drained faster than the sensor.
 const DRAIN_CONFIRM: f64 = 4.0;
+/// Arrivals watched after a loss verdict for a backlog drained by a slow
+/// link (see `Estimator::watch_loss`).
+const LOSS_WATCH: u32 = 32;
 /// Samples after a pause over which a step of the line is looked for with
 /// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
 const PAUSE_WATCH: u32 = 48;
@@ -403,6 +406,18 @@ struct Pending {
     drained: bool,
 }
 
+/// A loss verdict that the arrivals after it may still overturn (see
+/// [`Estimator::watch_loss`]).
+#[derive(Debug, Clone, Copy)]
+struct LossWatch {
+    /// The judged sample's number on the loss reading.
+    lost: i64,
+    /// The samples that reading takes for lost.
+    m: i64,
+    /// Arrivals left to watch.
+    left: u32,
+}
+
 /// Steps in a row (of sample numbers or of a device counter) that share a
 /// divisor above 1: a sensor that halved its rate, a counter of stride 2.
 #[derive(Debug, Clone, Copy, Default)]
@@ -570,6 +585,8 @@ pub struct Estimator {
     ref_young: Option<YoungSummary>,
     /// A pause verdict under watch (see [`Self::watch_drain`]).
     drain_watch: Option<Box<DrainWatch>>,
+    /// A loss verdict under watch (see [`Self::watch_loss`]).
+    loss_watch: Option<LossWatch>,
     /// A backlog is draining: samples arriving less than a period after
     /// their predecessor and still late are queued (see
     /// [`Self::watch_drain`]).
@@ -673,6 +690,7 @@ impl Estimator {
             ref_dev: REF_DEV_START,
             ref_young: None,
             drain_watch: None,
+            loss_watch: None,
             draining: false,
             force_delayed: false,
             st,
@@ -729,6 +747,7 @@ impl Estimator {
     /// driver's announcements have proven right (see `announcement_fits`).
     pub fn update_loss(&mut self) {
         self.drain_watch = None;
+        self.loss_watch = None;
         self.announced = self.announced.saturating_add(1);
         self.announce_age = 0;
         self.st.losses_announced += 1;
@@ -818,6 +837,7 @@ impl Estimator {
     /// once possible.
     pub fn update_reference(&mut self, hw: Timestamp) -> ReferenceOutcome {
         self.drain_watch = None;
+        self.loss_watch = None;
         self.st.references += 1;
         self.place_reference(hw.as_nanos())
     }
@@ -935,6 +955,9 @@ impl Estimator {
             if self.step_run.len >= RENUMBER_RUN {
                 self.renumber_steps();
             }
+        }
+        if self.loss_watch.is_some() {
+            self.watch_loss(q, index, since_last);
         }
         let period = self.period_f();
         // A sample queued right behind its predecessor (a burst after a
@@ -1102,6 +1125,7 @@ impl Estimator {
             .map_or(0, |n| n.saturating_add(periods))
             .min(i64::MAX / 2);
         self.pending = None;
+        self.loss_watch = None;
         self.last_n = None;
         self.young_anchor = None;
         self.matured = false;
@@ -1552,6 +1576,19 @@ impl Estimator {
                     self.ev_loss += 1.0;
                     self.ev_lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
+                    // Sooner than a period after it: the next sample may
+                    // be queued behind the judged one on a slow link.
+                    if gap < p
+                        && self.last_index.is_none()
+                        && self.announced == 0
+                        && self.st.references == 0
+                    {
+                        self.loss_watch = Some(LossWatch {
+                            lost: nl,
+                            m: nl - nd,
+                            left: LOSS_WATCH,
+                        });
+                    }
                     (nl, nl)
                 }
                 Verdict::Paused => {
@@ -1685,6 +1722,71 @@ impl Estimator {
         Some(self.update_inner(q, None))
     }
 
+    /// After a loss verdict given by a sample less than a period after the
+    /// judged one, the arrivals that follow can still show the judged
+    /// sample was delayed, with the samples behind it queued on a link a
+    /// little faster than the sensor (a delay of just over a period
+    /// drained 0.9 periods a sample, say): the first of them may be on time
+    /// for the loss numbering, but the backlog comes sooner and sooner on
+    /// it, before the floor, where no sample on time comes. Once an arrival
+    /// (every gap since shorter than a period) is before the floor for its
+    /// number by more than [`Self::before_floor`] allows (and by at least
+    /// [`DRAIN_FALL`] of a period, for a stream without jitter), the
+    /// verdict is overturned: the points numbered since are numbered back by the
+    /// samples taken for lost, the loss is withdrawn and counted as a
+    /// delay, and the backlog drains as queued. The estimates already
+    /// returned stand. A gap of a period or more, a counter or
+    /// [`LOSS_WATCH`] arrivals end the watch: the verdict stands.
+    #[cold]
+    fn watch_loss(&mut self, q: i64, index: Option<u64>, since_last: Option<i64>) {
+        let Some(w) = self.loss_watch.take() else {
+            return;
+        };
+        let (Some(gap), Some(p), Some(prev)) = (since_last, self.period_f(), self.last_n) else {
+            return;
+        };
+        if index.is_some() || w.left == 0 || gap as f64 >= p {
+            return;
+        }
+        let r = self.floor_residual(prev.saturating_add(1), q, Some(p));
+        if !r.is_some_and(|r| r < -self.before_floor(p).max(DRAIN_FALL * p)) {
+            self.loss_watch = Some(LossWatch {
+                left: w.left - 1,
+                ..w
+            });
+            return;
+        }
+        if !self.fit.shift_newest(w.lost, -w.m) {
+            return;
+        }
+        self.last_n = Some(prev.saturating_sub(w.m));
+        if self.committed_n >= w.lost {
+            self.committed_n = self.committed_n.saturating_sub(w.m);
+        }
+        let m = w.m as f64;
+        self.st.losses_detected = self.st.losses_detected.saturating_sub(w.m as u64);
+        self.ev_loss = (self.ev_loss - 1.0).max(0.0);
+        self.ev_lost = (self.ev_lost - m).max(self.ev_loss);
+        self.ev_stall += 1.0;
+        self.st.delays_detected += 1;
+        self.forget_change_runs();
+        self.step_run = DivisorRun::default();
+        self.draining = true;
+    }
+
+    /// How far before the floor a sample on time may come: the smaller of
+    /// the residuals' standard deviation and `BELOW_FACTOR` × their mean
+    /// (what the change detector reads as below the floor), at most half a
+    /// period. Under exponential delays the floor is sharp and a sample
+    /// half a mean before it is misnumbered; under symmetric jitter the
+    /// standard deviation is the smaller.
+    fn before_floor(&self, p: f64) -> f64 {
+        self.fit
+            .std_r
+            .min(BELOW_FACTOR * self.fit.mean_r)
+            .min(0.5 * p)
+    }
+
     /// Whether a sample `gap` after its predecessor continues a draining
     /// backlog: within a period of it and still late on the floor (numbered
     /// next) by more than half a period.
@@ -1713,7 +1815,8 @@ impl Estimator {
     ///   the old clock line the samples of the pause were lost (not
     ///   evidence of the loss process); off it, the clock started over on
     ///   a new phase (a restart, as after a gap longer than the window);
-    /// * before the floor (no sample after a loss comes there): a delay;
+    /// * before the floor by more than [`Self::before_floor`] (no sample
+    ///   after a loss comes there): a delay;
     /// * otherwise it is late itself and decides nothing.
     #[cold]
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
@@ -1721,6 +1824,7 @@ impl Estimator {
         let early = self.fit.std_r.min(0.5 * p);
         let paused = r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p
             && (-PAUSE_EARLY * early..=spread).contains(&(gap - p));
+        let early = self.before_floor(p);
         let k = if r > spread { (r / p).round() } else { 0.0 };
         let rk = r - k * p;
         if (-early..=spread).contains(&rk) && (k == 0.0 || !alt.wraps) {
