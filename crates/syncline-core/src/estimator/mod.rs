@@ -1763,6 +1763,26 @@ impl Estimator {
         if self.committed_n >= w.lost {
             self.committed_n = self.committed_n.saturating_sub(w.m);
         }
+        // The young fit's running minimum may have been one of the moved
+        // points, low only on the loss reading: taken again over the
+        // points as now numbered.
+        if !self.matured
+            && let (Some(slope), Some(first)) =
+                (self.learned_period.or(self.expected), self.fit.first())
+        {
+            let line = Line {
+                n0: first.n,
+                q0: first.q,
+                c: 0.0,
+                slope,
+            };
+            let low = |p: &&Point| line.residual(p.n, p.q);
+            self.young_anchor = self
+                .fit
+                .points()
+                .min_by(|a, b| low(a).total_cmp(&low(b)))
+                .copied();
+        }
         let m = w.m as f64;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(w.m as u64);
         self.ev_loss = (self.ev_loss - 1.0).max(0.0);

@@ -1755,6 +1755,39 @@ fn a_delay_drained_by_a_slow_link_is_no_loss() {
     assert!(delays > 0);
 }
 
+/// The same with no or little jitter, the delay early (the young fit,
+/// before any statistics) or late: after the one or two samples estimated
+/// on the loss reading, every estimate is within a millisecond again (exact
+/// without jitter), and no loss, change or restart is counted.
+#[test]
+fn a_delay_drained_by_a_slow_link_early_or_late_is_no_loss() {
+    for (seed, jitter) in [(1, 0.0), (1, 3e5), (2, 3e5), (3, 3e5), (4, 3e5)] {
+        for at in [6i64, 9, 12, 20, 400] {
+            let mut rng = Rng(seed);
+            let mut e = est(Some(P));
+            let mut last = 0i64;
+            let mut off = Vec::new();
+            for k in 0..1000i64 {
+                let t = T0 + k * P;
+                let delay = if k == at { 11 * P / 10 } else { 0 };
+                let ready = t + 1_000_000 + rng.exp(jitter) + delay;
+                let q = ready.max(last + 9 * P / 10);
+                last = q;
+                let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t - 1_000_000;
+                let limit = if jitter == 0.0 { 0 } else { 1_000_000 };
+                if k > at + 2 && err.abs() > limit {
+                    off.push((k, err));
+                }
+            }
+            let st = e.status();
+            let case = format!("seed {seed}, jitter {jitter}, delay at {at}");
+            assert!(off.is_empty(), "{case}: {off:?}, {st:?}");
+            assert_eq!(st.losses_detected, 0, "{case}: {st:?}");
+            assert_eq!(st.changes_detected + st.restarts, 0, "{case}: {st:?}");
+        }
+    }
+}
+
 /// Pulses stamped 40-60 µs after their samples (uniform, like S10): the
 /// pulse fit keeps the mode it chose with its first statistics. Their mean
 /// lies about 1.7 standard deviations above their floor, just above the
