@@ -315,11 +315,13 @@ impl EstimatorConfig {
 pub struct Estimate {
     /// Estimated acquisition time.
     pub stamp: Timestamp,
-    /// The sample number assigned on arrival (0 for the first). The next
-    /// arrival may revise it in the fit (an ambiguous gap judged a delay
-    /// after all), so a later sample can repeat it; a gap in the numbers is
-    /// a count of lost samples, except across a restart or where a sensor
-    /// that halved its rate was renumbered.
+    /// The sample number assigned on arrival (0 for the first). Later
+    /// arrivals may revise it in the fit (an ambiguous gap judged a delay
+    /// after all by the next arrival, or a few arrivals on by a backlog
+    /// draining behind it, see `watch_loss` and `watch_drain` in the
+    /// source), so a later sample can repeat a number already returned; a
+    /// gap in the numbers is a count of lost samples, except across a
+    /// restart or where a sensor that halved its rate was renumbered.
     pub sample: i64,
     /// Samples judged lost right before this one when it was estimated.
     pub lost_before: u64,

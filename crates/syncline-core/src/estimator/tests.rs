@@ -1788,6 +1788,43 @@ fn a_delay_drained_by_a_slow_link_early_or_late_is_no_loss() {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Streams through a link of any rate near the sensor's, with jitter,
+    /// unannounced losses, long delays and stalls (the paths of the loss
+    /// and pause watches and their overturns): every sample gets an
+    /// estimate, the counts stay consistent, and the estimates stay within
+    /// the stalls' reach of the truth.
+    #[test]
+    fn slow_link_streams_are_handled(
+        seed in 1u64..u64::MAX,
+        drain in 0.5f64..1.0,
+        jitter in 0.0f64..3.0e6,
+        loss in 0.0f64..0.2,
+        delays in proptest::collection::vec((0i64..1500, 1i64..40), 0..8),
+    ) {
+        let mut rng = Rng(seed);
+        let mut e = est(Some(P));
+        let mut last = 0i64;
+        let mut n = 0u64;
+        for k in 0..1500i64 {
+            let t = T0 + k * P;
+            let extra: i64 = delays.iter().filter(|d| d.0 == k).map(|d| d.1 * P / 4).sum();
+            let q = (t + 1_000_000 + rng.exp(jitter) + extra).max(last + (drain * P as f64) as i64);
+            last = q;
+            if rng.next() < loss {
+                continue;
+            }
+            let est = e.update(ts(q)).unwrap();
+            n += 1;
+            prop_assert!((est.stamp.as_nanos() - t).abs() < 20 * P, "{k}: {est:?}");
+        }
+        let st = e.status();
+        prop_assert_eq!(st.samples, n);
+        prop_assert!(st.losses_detected < 2000, "{:?}", st);
+    }
+}
+
 /// Pulses stamped 40-60 µs after their samples (uniform, like S10): the
 /// pulse fit keeps the mode it chose with its first statistics. Their mean
 /// lies about 1.7 standard deviations above their floor, just above the
