@@ -15,23 +15,24 @@ sample per `drain` periods (arrival = max(ready, previous arrival +
 drain x 10 ms)); a fraction `loss` of the samples is then lost (not
 announced, no counter). Writes the CSV of ../shared/INTERFACE.md with the true
 time in `true_ns`. With `--bin`, runs `BIN estimate --window-ns 5e9
---period-ns 1e7` on it and prints, after the first 600 samples and with
-the median error removed: the RMS error, the samples off by more than
-1 ms and the RMS of the others. With `--seeds A-B`, sums the samples off
-over those seeds.
+--period-ns 1e7` on it and scores it with the shared score.py (the first
+10 % of the samples unscored, the median error removed): the RMS and max
+error and the samples off by more than 1 ms. With `--seeds A-B`, sums the
+samples off over those seeds.
 """
 import argparse
 import json
-import math
+import os
 import random
-import statistics
 import subprocess
 import tempfile
+
+from estimator_draws import load_score
+from gen_estimator_scenarios import default_shared
 
 T0 = 1_700_000_000_000_000_000
 P = 10_000_000
 N = 6000
-SKIP = 600
 
 
 def stream(seed, drain, jitter_ns, stall_ns, stalls, loss=0.0, law="exp"):
@@ -61,26 +62,22 @@ def stream(seed, drain, jitter_ns, stall_ns, stalls, loss=0.0, law="exp"):
     return rows
 
 
-def score(binary, rows):
-    with tempfile.NamedTemporaryFile("w", suffix=".csv") as f:
+def write(path, rows):
+    with open(path, "w") as f:
         f.write("event,time_ns,index,true_ns\n")
         f.writelines(f"sample,{q},,{t}\n" for q, t in rows)
-        f.flush()
-        out = subprocess.run(
-            [binary, "estimate", "--window-ns", "5000000000", "--period-ns", str(P), f.name],
-            check=True, capture_output=True, text=True,
-        ).stdout
-    est = {}
-    for line in out.splitlines():
-        d = json.loads(line)
-        if "id" in d:
-            est[d["id"]] = int(d["estimate_ns"])
-    e = [est[i] - t for i, (_, t) in enumerate(rows)][SKIP:]
-    med = statistics.median(e)
-    e = [x - med for x in e]
-    rest = [x for x in e if abs(x) <= 1e6]
-    rms = lambda v: math.sqrt(sum(x * x for x in v) / max(len(v), 1))
-    return rms(e), len(e) - len(rest), rms(rest)
+
+
+def score(sc, binary, rows):
+    """`BIN estimate` on the stream, scored by the shared score.py."""
+    with tempfile.TemporaryDirectory() as d:
+        csv, out = os.path.join(d, "s.csv"), os.path.join(d, "s.jsonl")
+        write(csv, rows)
+        with open(out, "w") as f:
+            cmd = [binary, "estimate", "--window-ns", "5000000000", "--period-ns", str(P), csv]
+            subprocess.run(cmd, stdout=f, check=True)
+        samples = sc.load_scenario(csv)
+        return sc.score(samples, sc.load_estimates(out, {r[0] for r in samples}))
 
 
 def main():
@@ -95,21 +92,22 @@ def main():
     ap.add_argument("--seeds")
     ap.add_argument("--bin")
     ap.add_argument("--out")
+    ap.add_argument("--shared", default=default_shared())
     a = ap.parse_args()
+    sc = load_score(os.path.join(a.shared, "data/estimator/score.py"))
     args = (a.drain, int(a.jitter_ms * 1e6), int(a.stall_ms * 1e6), a.stalls, a.loss, a.law)
     if a.seeds:
         lo, hi = (int(x) for x in a.seeds.split("-"))
-        off = sum(score(a.bin, stream(s, *args))[1] for s in range(lo, hi + 1))
+        off = sum(score(sc, a.bin, stream(s, *args))["over_1ms"] for s in range(lo, hi + 1))
         print(json.dumps({"seeds": a.seeds, "off_1ms": off}))
         return
     rows = stream(a.seed, *args)
     if a.out:
-        with open(a.out, "w") as f:
-            f.write("event,time_ns,index,true_ns\n")
-            f.writelines(f"sample,{q},,{t}\n" for q, t in rows)
+        write(a.out, rows)
     if a.bin:
-        r, off, rest = score(a.bin, rows)
-        print(json.dumps({"rms_us": round(r / 1e3, 1), "off_1ms": off, "rest_rms_us": round(rest / 1e3, 1)}))
+        s = score(sc, a.bin, rows)
+        print(json.dumps({"rms_us": round(s["rms_ns"] / 1e3, 1), "max_us": round(s["max_ns"] / 1e3, 1),
+                          "off_1ms": s["over_1ms"]}))
 
 
 if __name__ == "__main__":
