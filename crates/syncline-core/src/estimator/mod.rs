@@ -1843,9 +1843,9 @@ impl Estimator {
     #[cold]
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
         let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
-        let early = self.fit.std_r.min(0.5 * p);
+        let std = self.fit.std_r.min(0.5 * p);
         let paused = r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p
-            && (-PAUSE_EARLY * early..=spread).contains(&(gap - p));
+            && (-PAUSE_EARLY * std..=spread).contains(&(gap - p));
         let early = self.before_floor(p);
         let k = if r > spread { (r / p).round() } else { 0.0 };
         let rk = r - k * p;
