@@ -498,6 +498,11 @@ impl LineFit {
         for p in self.pts.iter_mut() {
             p.n = pivot - (pivot - p.n) / g;
         }
+        self.rebuild_renumbered();
+    }
+
+    /// Rebuilds after the points were renumbered.
+    fn rebuild_renumbered(&mut self) {
         // The old hull's vertices are in the old numbers: not reused.
         self.hulled_n = None;
         self.quant.resync();
@@ -519,10 +524,7 @@ impl LineFit {
         for p in self.pts.range_mut(first..) {
             p.n = p.n.saturating_add(delta);
         }
-        // The old hull's vertices are in the old numbers: not reused.
-        self.hulled_n = None;
-        self.quant.resync();
-        self.rebuild_now();
+        self.rebuild_renumbered();
         true
     }
 

@@ -1640,10 +1640,9 @@ fn a_stride_learned_from_a_pattern_of_losses_is_forgotten() {
 
 /// A 100 Hz stream (1 ms + Exp(1 ms) late) over a link that delivers at
 /// most one sample every `drain × P`, with a `stall_ms` stall at sample
-/// 1000: the backlog drains at the link's rate, not in a burst. Returns the
-/// worst |error| from sample 200 on (relative to sample 200's), leaving out
-/// the `skip` samples after the first of the backlog, and the status.
-fn draining_stream(seed: u64, stall_ms: i64, drain: f64, skip: usize) -> (i64, EstimatorStatus) {
+/// 1000 (none for 0): the backlog drains at the link's rate, not in a
+/// burst. Returns the errors of the 3000 samples and the status.
+fn link_errors(seed: u64, stall_ms: i64, drain: f64) -> (Vec<i64>, EstimatorStatus) {
     let mut rng = Rng(seed);
     let mut e = est(Some(P));
     let (mut last, mut errs) = (0i64, Vec::new());
@@ -1658,10 +1657,17 @@ fn draining_stream(seed: u64, stall_ms: i64, drain: f64, skip: usize) -> (i64, E
         last = q;
         errs.push(e.update(ts(q)).unwrap().stamp.as_nanos() - t);
     }
+    (errs, e.status())
+}
+
+/// [`link_errors`]' worst |error| from sample 200 on (relative to sample
+/// 200's), leaving out the `skip` samples after the first of the backlog,
+/// and the status.
+fn draining_stream(seed: u64, stall_ms: i64, drain: f64, skip: usize) -> (i64, EstimatorStatus) {
+    let (mut errs, st) = link_errors(seed, stall_ms, drain);
     let e0 = errs[200];
     errs.drain(1001..1001 + skip);
-    let worst = worst(&errs[200..], e0);
-    (worst, e.status())
+    (worst(&errs[200..], e0), st)
 }
 
 #[test]
@@ -1727,16 +1733,7 @@ fn a_backlog_draining_a_little_faster_than_the_sensor_keeps_the_line() {
 fn a_delay_drained_by_a_slow_link_is_no_loss() {
     let mut delays = 0;
     for seed in 1..=24 {
-        let mut rng = Rng(seed);
-        let mut e = est(Some(P));
-        let (mut last, mut errs) = (0i64, Vec::new());
-        for k in 0..3000i64 {
-            let t = T0 + k * P;
-            let q = (t + 1_000_000 + rng.exp(1e6)).max(last + 9 * P / 10);
-            last = q;
-            errs.push(e.update(ts(q)).unwrap().stamp.as_nanos() - t);
-        }
-        let st = e.status();
+        let (errs, st) = link_errors(seed, 0, 0.9);
         let e0 = errs[200];
         let (off, kept): (Vec<i64>, Vec<i64>) = errs[200..]
             .iter()
