@@ -1307,17 +1307,22 @@ impl Estimator {
         }
     }
 
+    /// The period the numbering uses before the fit is trustworthy: the
+    /// expected one (configured, unless the first gaps replaced it), else a
+    /// learned or measured one. The first few points' slope can be far off
+    /// (a burst at start-up puts them a few microseconds apart).
+    fn early_period(&self) -> Option<f64> {
+        self.expected
+            .or_else(|| self.learned_period.or(self.period_f()))
+    }
+
     /// Numbering before the fit is trustworthy: from the gap to the previous
     /// arrival and the expected period (the configured one, unless the
     /// first gaps replaced it, before a learned or measured one), a loss
     /// only where the gap is clearly a whole number of periods.
     fn infer_early(&mut self, q: i64, base: i64, queued: bool) -> (i64, u64, Option<Ambiguous>) {
-        let p = match self.expected {
-            Some(p) => p,
-            None => match self.learned_period.or(self.period_f()) {
-                Some(p) => p,
-                None => return (base, 0, None),
-            },
+        let Some(p) = self.early_period() else {
+            return (base, 0, None);
         };
         let Some(last) = self.last_arrival else {
             return (base, 0, None);
@@ -1523,7 +1528,14 @@ impl Estimator {
     fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
         let forced = std::mem::take(&mut self.force_delayed);
         // The period only matters for an ambiguous gap (rare): computed then.
-        let period = pd.alt.and_then(|_| self.period_f());
+        // Before the statistics, the period the early numbering used.
+        let period = pd.alt.and_then(|_| {
+            if self.fit.stats_valid() {
+                self.period_f()
+            } else {
+                self.early_period()
+            }
+        });
         // (number in the fit, number the next sample follows)
         let (fit_n, chain_n) = if let (Some(alt), Some(p)) = (pd.alt, period) {
             let (nd, nl) = (alt.delayed, alt.lost);

@@ -842,6 +842,38 @@ fn losses_within_a_ms(s: &[(i64, i64)]) -> u64 {
     e.status().losses_detected
 }
 
+/// A stream whose first sample and its sixth come after stalls of 3-5
+/// periods, each followed by a burst of the samples queued behind it. The
+/// first burst puts the first points microseconds apart, so the young
+/// fit's slope is a few microseconds; the verdict on the second stalled
+/// sample used that slope instead of the expected period, found the burst
+/// behind it "a period later" and counted four losses. That evidence then
+/// made later stalls that end near a whole period look like losses, and the
+/// estimates after the start were milliseconds off.
+#[test]
+fn stalls_at_start_up_are_no_losses() {
+    for seed in [1, 2, 3] {
+        for stall in [33_500_000, 38_500_000, 44_000_000, 47_000_000] {
+            let s = fifo_stream(
+                600,
+                seed,
+                3e5,
+                |_| false,
+                |k| match k {
+                    0 => stall,
+                    6 => stall + 4_100_000,
+                    _ => 0,
+                },
+            );
+            let mut e = est(Some(P));
+            let errs = errors(&mut e, &s);
+            let worst = worst(&errs[10..], median(&errs[10..]));
+            assert!(worst < 1_000_000, "seed {seed}, stall {stall}: {worst} ns");
+            assert_eq!(e.status().losses_detected, 0, "seed {seed}, stall {stall}");
+        }
+    }
+}
+
 #[test]
 fn a_late_sample_after_a_loss_does_not_undo_the_loss() {
     // Single losses build the evidence; then two samples are lost and the
