@@ -418,6 +418,13 @@ struct LossWatch {
     m: i64,
     /// Arrivals left to watch.
     left: u32,
+    /// Armed by a next sample a period or more after the judged one (not
+    /// queued behind it, but possibly stalled on its own): only the
+    /// arrivals after it are watched, and only one half a period before
+    /// the floor overturns.
+    strong: bool,
+    /// The arrival that gave the verdict.
+    by: i64,
 }
 
 /// Steps in a row (of sample numbers or of a device counter) that share a
@@ -1590,17 +1597,16 @@ impl Estimator {
                     self.ev_loss += 1.0;
                     self.ev_lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
-                    // Sooner than a period after it: the next sample may
-                    // be queued behind the judged one on a slow link.
-                    if gap < p
-                        && self.last_index.is_none()
-                        && self.announced == 0
-                        && self.st.references == 0
-                    {
+                    // Sooner than a period after it, the next sample may
+                    // be queued behind the judged one on a slow link; later,
+                    // it may have stalled on its own.
+                    if self.last_index.is_none() && self.announced == 0 && self.st.references == 0 {
                         self.loss_watch = Some(LossWatch {
                             lost: nl,
                             m: nl - nd,
                             left: LOSS_WATCH,
+                            strong: gap >= p,
+                            by: q,
                         });
                     }
                     (nl, nl)
@@ -1759,11 +1765,20 @@ impl Estimator {
         let (Some(gap), Some(p), Some(prev)) = (since_last, self.period_f(), self.last_n) else {
             return;
         };
+        if w.strong && q == w.by {
+            self.loss_watch = Some(w);
+            return;
+        }
         if index.is_some() || w.left == 0 || gap as f64 >= p {
             return;
         }
         let r = self.floor_residual(prev.saturating_add(1), q, Some(p));
-        if !r.is_some_and(|r| r < -self.before_floor(p).max(DRAIN_FALL * p)) {
+        let before = if w.strong {
+            0.5 * p
+        } else {
+            self.before_floor(p).max(DRAIN_FALL * p)
+        };
+        if !r.is_some_and(|r| r < -before) {
             self.loss_watch = Some(LossWatch {
                 left: w.left - 1,
                 ..w
