@@ -1757,6 +1757,11 @@ impl Estimator {
     /// delay, and the backlog drains as queued. The estimates already
     /// returned stand. A gap of a period or more, a counter or
     /// [`LOSS_WATCH`] arrivals end the watch: the verdict stands.
+    ///
+    /// A verdict given by a sample a period or more after the judged one
+    /// (which may have stalled on its own, just over a period like the
+    /// judged one) is watched from the arrival after it, and only an
+    /// arrival half a period before the floor overturns it.
     #[cold]
     fn watch_loss(&mut self, q: i64, index: Option<u64>, since_last: Option<i64>) {
         let Some(w) = self.loss_watch.take() else {
