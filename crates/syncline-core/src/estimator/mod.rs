@@ -1320,7 +1320,8 @@ impl Estimator {
     /// (a burst at start-up puts them a few microseconds apart).
     fn early_period(&self) -> Option<f64> {
         self.expected
-            .or_else(|| self.learned_period.or(self.period_f()))
+            .or(self.learned_period)
+            .or_else(|| self.period_f())
     }
 
     /// Numbering before the fit is trustworthy: from the gap to the previous
