@@ -866,8 +866,7 @@ fn stalls_at_start_up_are_no_losses() {
                 },
             );
             let mut e = est(Some(P));
-            let errs = errors(&mut e, &s);
-            let worst = worst(&errs[10..], median(&errs[10..]));
+            let worst = max_error(&mut e, &s, 10);
             assert!(worst < 1_000_000, "seed {seed}, stall {stall}: {worst} ns");
             assert_eq!(e.status().losses_detected, 0, "seed {seed}, stall {stall}");
         }
