@@ -61,6 +61,9 @@ const YOUNG: usize = 32;
 const YOUNG_CHECK: usize = 5;
 const YOUNG_RATIO: f64 = 3.0;
 const YOUNG_SLACK: f64 = 0.02;
+/// A floor flatter than this fraction of the young samples' mean spacing
+/// is not held against the configured period (see `Estimator::young_fits`).
+const YOUNG_FLAT: f64 = 0.5;
 /// Arrival gaps whose median is checked against the configured period,
 /// and the factor by which it must exceed it to drop the configured period
 /// (see `Estimator::check_expected`).
@@ -1213,6 +1216,21 @@ impl Estimator {
         let Some(floor) = self.fit.floor().filter(|f| f.slope > 0.0) else {
             return true;
         };
+        // A floor flatter than a queued sample's gap lies on a start-up
+        // burst (late samples drained together), and so does one much
+        // flatter than the samples' mean spacing (the on-time samples after
+        // the burst far above it): no evidence of another period. A period
+        // wrong by any factor leaves the floor at the samples' own spacing;
+        // one more than ten times too long is kept for the young samples,
+        // and its line, anchored at the newest arrival, returns the
+        // arrivals (the naive error, the jitter).
+        let spacing = match (self.fit.first(), self.fit.last()) {
+            (Some(a), Some(b)) if b.n > a.n => (b.q - a.q) as f64 / (b.n - a.n) as f64,
+            _ => 0.0,
+        };
+        if floor.slope < QUEUED * young.slope || floor.slope < YOUNG_FLAT * spacing {
+            return true;
+        }
         let (ry, rf) = self.fit.points().fold((0.0, 0.0), |(ry, rf), p| {
             (ry + young.residual(p.n, p.q), rf + floor.residual(p.n, p.q))
         });
