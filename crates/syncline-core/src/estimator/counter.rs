@@ -1,0 +1,170 @@
+//! The device's sample counter: its steps in samples, its stride, its
+//! wraps, and a sample delivered twice.
+
+use super::{Ambiguous, DivisorRun, Estimate, Estimator};
+
+/// Device counter steps in a row sharing a divisor above 1 before it is
+/// taken for the counter's stride (see `Estimator::note_counter_step`).
+const STRIDE_RUN: u32 = 16;
+
+impl Estimator {
+    /// Counter difference to the previous index (mod 2^bits); records the index.
+    pub(super) fn index_delta(&mut self, index: u64) -> Option<i64> {
+        if self.cfg.counter_bits.is_none() {
+            self.max_index |= index;
+        }
+        let mask = self.counter_mask(index);
+        let index = index & mask;
+        let prev = self.last_index.replace(index)?;
+        let raw = index.wrapping_sub(prev) & mask;
+        let mut d = match self.in_samples(raw) {
+            Some(d) => d,
+            None => self.stride_missed(raw)?,
+        };
+        if self.counter_stride != 1 {
+            self.stride_misses = 0;
+        }
+        if d != 1 || self.stride_run.len != 0 {
+            d = self.note_counter_step(d);
+        }
+        i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
+    }
+
+    /// A counter step that is not a multiple of the learned stride (an
+    /// anomaly). After [`STRIDE_RUN`] in a row the stride is forgotten (it
+    /// was a pattern of losses) and this step counts as it is.
+    #[cold]
+    fn stride_missed(&mut self, raw: u64) -> Option<u64> {
+        self.stride_misses += 1;
+        if self.stride_misses < STRIDE_RUN {
+            return None;
+        }
+        self.counter_stride = 1;
+        (self.stride_misses, self.stride_run) = (0, DivisorRun::default());
+        Some(raw)
+    }
+
+    /// Learns the counter's stride: after [`STRIDE_RUN`] steps in a row
+    /// that share a divisor `s ≥ 2` (a counter of bytes, or one shared by
+    /// two channels; a counter that counts by one and loses half its
+    /// samples in such a pattern is far less likely), its steps are
+    /// divided by `s` from then on. Returns step `d` in the stride it
+    /// knows now.
+    #[cold]
+    fn note_counter_step(&mut self, d: u64) -> u64 {
+        if d == 0 {
+            // A repeated value: an anomaly, not a step.
+            return d;
+        }
+        self.stride_run.push(d);
+        if self.stride_run.len < STRIDE_RUN {
+            return d;
+        }
+        let s = std::mem::take(&mut self.stride_run).gcd;
+        self.counter_stride = self.counter_stride.saturating_mul(s);
+        d / s
+    }
+
+    /// A counter difference in samples: divided by the counter's stride,
+    /// `None` if not a multiple of it.
+    #[inline]
+    fn in_samples(&self, d: u64) -> Option<u64> {
+        match self.counter_stride {
+            1 => Some(d),
+            s => d.is_multiple_of(s).then_some(d / s),
+        }
+    }
+
+    /// A gap `extra` whole periods longer than the counter's step (its
+    /// sample `n` late by them) may hide whole wraps of a narrow counter
+    /// (a burst of losses as long as its range) or be a stall: the
+    /// counter cannot tell. The sample keeps the counter's number; the
+    /// next one decides (on time for the wraps, or queued behind it).
+    #[cold]
+    pub(super) fn counter_wraps(
+        &self,
+        n: i64,
+        extra: i64,
+        index: Option<u64>,
+    ) -> Option<Ambiguous> {
+        let range = self
+            .in_samples(self.counter_mask(index?).checked_add(1)?)
+            .and_then(|r| i64::try_from(r).ok())?;
+        let wraps = extra / range;
+        (wraps >= 1 && range < 1 << 40).then(|| Ambiguous {
+            delayed: n,
+            lost: n.saturating_add(wraps * range),
+            odds: f64::INFINITY,
+            wraps: true,
+        })
+    }
+
+    /// Across a gap longer than the window (`by_gap` whole periods), the
+    /// step to a sample with counter value `index`: the counter's step
+    /// (less the samples numbered without a counter since its last value)
+    /// plus the whole wraps that best match the gap; and whether the
+    /// counter is narrow enough to have wrapped in the gap (its range is
+    /// at most twice the gap). A stall that ends in a burst keeps its
+    /// numbering, where the gap alone would count the stall as lost
+    /// samples.
+    pub(super) fn counter_periods(&self, index: u64, by_gap: i64) -> Option<(i64, bool)> {
+        let (last, last_n) = (self.last_index?, self.last_index_n?);
+        let mask = self.counter_mask(index);
+        let d = i64::try_from(self.in_samples(index.wrapping_sub(last) & mask)?).ok()?;
+        let since = self.last_n.map_or(0, |n| n.saturating_sub(last_n));
+        let step = d.saturating_sub(since);
+        if step < 1 {
+            return None;
+        }
+        // The counter's range in samples.
+        let range = mask
+            .checked_add(1)
+            .and_then(|r| self.in_samples(r))
+            .and_then(|r| i64::try_from(r).ok());
+        match range {
+            Some(r) if r <= 1 << 40 && r / 2 <= by_gap => {
+                let wraps = ((by_gap - step) as f64 / r as f64).round().max(0.0);
+                Some((step.saturating_add(wraps as i64 * r), true))
+            }
+            _ => Some((step, false)),
+        }
+    }
+
+    /// The counter's mask: its configured width, or all ones up to the
+    /// highest bit seen (`index` included).
+    fn counter_mask(&self, index: u64) -> u64 {
+        match self.cfg.counter_bits {
+            Some(bits) if bits < 64 => (1u64 << bits) - 1,
+            Some(_) => u64::MAX,
+            None => u64::MAX
+                .checked_shr((self.max_index | index).leading_zeros())
+                .unwrap_or(0),
+        }
+    }
+
+    /// A sample whose counter repeats the last one's, arriving less than
+    /// half a period after it: the driver delivered that sample twice. It
+    /// is stamped as the sample it repeats (counted in `index_anomalies`)
+    /// and leaves the numbering and the fits alone; numbered as a new
+    /// sample, it would put every later sample one period late.
+    pub(super) fn duplicate(&mut self, q: i64, index: Option<u64>) -> Option<Estimate> {
+        let (i, n, last) = (index?, self.last_index_n?, self.last_arrival?);
+        // The period only for a repeated counter value (rare).
+        if self.last_index != Some(i & self.counter_mask(i)) {
+            return None;
+        }
+        let p = self.period_f()?;
+        if (q.saturating_sub(last) as f64) >= 0.5 * p {
+            return None;
+        }
+        self.st.index_anomalies += 1;
+        self.st.samples += 1;
+        let stamp = self.estimate_at(n, q, Some(p));
+        self.st.last_estimate = Some(stamp);
+        Some(Estimate {
+            stamp,
+            sample: n,
+            lost_before: 0,
+        })
+    }
+}

@@ -1,0 +1,528 @@
+//! Losses or delays: the verdict of the sample after an ambiguous gap,
+//! the evidence it feeds, announced losses, and the watches that let later
+//! arrivals overturn a verdict (a backlog drained by a slow link).
+
+use super::fit::{Line, Point};
+use super::{
+    Ambiguous, BELOW_FACTOR, DRAIN_FALL, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator,
+    EstimatorError, LossWatch, PAUSE_WATCH, Pending, STALL_SPREAD,
+};
+
+/// How much sooner than a period after a pending sample, in standard
+/// deviations of the residuals, the next one may come for a pause.
+const PAUSE_EARLY: f64 = 3.0;
+/// How far, in standard deviations of the difference of two residuals,
+/// the arrivals after a pause verdict must fall behind one period each
+/// before they are taken for a backlog drained faster than the sensor.
+const DRAIN_CONFIRM: f64 = 4.0;
+/// Arrivals watched after a loss verdict for a backlog drained by a slow
+/// link (see `Estimator::watch_loss`).
+const LOSS_WATCH: u32 = 32;
+/// Evidence is halved when it exceeds this, so it follows changes.
+const EVIDENCE_CAP: f64 = 64.0;
+
+/// What the sample after an ambiguous gap says of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// The samples in the gap were lost.
+    Lost,
+    /// The sample was delayed.
+    Delayed,
+    /// Undecided (the next sample is late itself): the number given on
+    /// arrival stays.
+    Open,
+    /// The device paused: the samples in the gap were lost, though not by
+    /// the process the loss evidence measures.
+    Paused,
+    /// The device paused and its clock started over on a new phase.
+    Restarted,
+}
+
+impl Estimator {
+    /// An announcement after the sample that ends its gap: the pending
+    /// sample, numbered as delayed, is renumbered after the loss (or its
+    /// loss numbering is confirmed), if the gap fits.
+    #[cold]
+    pub(super) fn announce_late(&mut self) {
+        let Some(pd) = self.pending else {
+            return;
+        };
+        let (Some(alt), Some(p)) = (pd.alt, self.period_f()) else {
+            return;
+        };
+        let m = (alt.lost - alt.delayed) as u64;
+        if self.announced < m {
+            return;
+        }
+        if pd.point.n == alt.delayed {
+            let r = self.floor_residual(alt.lost, pd.point.q, Some(p));
+            if !r.is_some_and(|r| self.announcement_fits(r, r + m as f64 * p, p)) {
+                return;
+            }
+            self.last_n = Some(alt.lost);
+        }
+        self.use_announcements(m);
+        self.pending = Some(Pending {
+            point: Point {
+                n: alt.lost,
+                ..pd.point
+            },
+            alt: None,
+            drained: pd.drained,
+        });
+    }
+
+    /// Whether a sample whose residual on the floor is `r_lost` when
+    /// numbered after the announced losses (`r_delayed` when not) is taken
+    /// for the first after them: the odds are at least even. They are the
+    /// driver's record of right against false announcements (Laplace's
+    /// rule) times the density of each residual: on time (the jitter) or,
+    /// at the rate stalls have been seen, stalled. Before the fit's
+    /// residuals are known, the announcement alone decides.
+    #[cold]
+    pub(super) fn announcement_fits(&self, r_lost: f64, r_delayed: f64, p: f64) -> bool {
+        if !self.fit.stats_valid() {
+            return true;
+        }
+        let record = (self.ann_used + 1.0) / (self.ann_false + 1.0);
+        let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
+        let density =
+            |r: f64| (1.0 - rate) * self.on_time_density(r, p) + rate / (STALL_SPREAD * p);
+        record * density(r_lost) >= density(r_delayed)
+    }
+
+    /// `m` announced losses showed up as a gap: they are used up (and are
+    /// no evidence for unannounced gaps: a driver that announces its
+    /// losses leaves the others to stalls).
+    pub(super) fn use_announcements(&mut self, m: u64) {
+        self.announced -= m.min(self.announced);
+        self.announce_age = 0;
+        self.ann_used += m as f64;
+        self.cap_announcements();
+    }
+
+    pub(super) fn cap_evidence(&mut self) {
+        if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
+            self.ev_loss *= 0.5;
+            self.ev_lost *= 0.5;
+            self.ev_stall *= 0.5;
+        }
+    }
+
+    pub(super) fn cap_announcements(&mut self) {
+        if self.ann_used + self.ann_false > EVIDENCE_CAP {
+            self.ann_used *= 0.5;
+            self.ann_false *= 0.5;
+        }
+    }
+
+    /// Numbers the pending sample (resolving an ambiguous gap with the
+    /// arrival `q` of the next one) and commits it to the fit.
+    #[inline(always)]
+    pub(super) fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
+        let forced = std::mem::take(&mut self.force_delayed);
+        // The period only matters for an ambiguous gap (rare): computed then.
+        // Before the statistics, the period the early numbering used.
+        let period = pd.alt.and_then(|_| {
+            if self.fit.stats_valid() {
+                self.period_f()
+            } else {
+                self.early_period()
+            }
+        });
+        // (number in the fit, number the next sample follows)
+        let (fit_n, chain_n) = if let (Some(alt), Some(p)) = (pd.alt, period) {
+            let (nd, nl) = (alt.delayed, alt.lost);
+            // After a loss the next sample arrives about a period later, on
+            // time for its number; after a stall it queues behind, or comes
+            // early for the loss numbering: before the floor by more than
+            // the jitter's spread, which no sample on time does. A next
+            // sample that is itself late decides nothing: the pending one
+            // keeps the number it was given on arrival (the next one is
+            // numbered after it), but enters the fit as delayed, the
+            // harmless choice there (a point above the floor). Falling back
+            // to the delayed number would number every later sample a whole
+            // loss too early.
+            let gap = q.saturating_sub(pd.point.q) as f64;
+            let verdict = if forced {
+                Verdict::Delayed
+            } else if !self.fit.stats_valid() {
+                if gap >= 0.5 * p {
+                    Verdict::Lost
+                } else {
+                    Verdict::Delayed
+                }
+            } else {
+                match self.floor_residual(nl.saturating_add(1), q, period) {
+                    Some(_) if gap < 0.5 * p => Verdict::Delayed,
+                    Some(r) => self.next_verdict(alt, r, gap, p),
+                    None => Verdict::Open,
+                }
+            };
+            if matches!(verdict, Verdict::Paused | Verdict::Restarted) {
+                self.arm_drain_watch(pd, q, p);
+            }
+            if verdict == Verdict::Restarted {
+                self.restart(0);
+                if self.last_index_n == Some(pd.point.n) {
+                    self.last_index_n = Some(nl);
+                }
+                pd.point.n = nl;
+                self.commit(pd.point);
+                self.last_n = Some(nl);
+                return;
+            }
+            let numbers = match verdict {
+                Verdict::Lost if alt.wraps => {
+                    self.st.losses_from_index += (nl - nd) as u64;
+                    if self.last_index_n == Some(nd) {
+                        self.last_index_n = Some(nl);
+                    }
+                    (nl, nl)
+                }
+                Verdict::Lost => {
+                    self.ev_loss += 1.0;
+                    self.ev_lost += (nl - nd) as f64;
+                    self.st.losses_detected += (nl - nd) as u64;
+                    // Sooner than a period after it, the next sample may
+                    // be queued behind the judged one on a slow link; later,
+                    // it may have stalled on its own.
+                    if self.last_index.is_none() && self.announced == 0 && self.st.references == 0 {
+                        self.loss_watch = Some(LossWatch {
+                            lost: nl,
+                            m: nl - nd,
+                            left: LOSS_WATCH,
+                            strong: gap >= p,
+                            by: q,
+                        });
+                    }
+                    (nl, nl)
+                }
+                Verdict::Paused => {
+                    self.st.losses_detected += (nl - nd) as u64;
+                    self.pause_watch = PAUSE_WATCH;
+                    (nl, nl)
+                }
+                Verdict::Delayed => {
+                    self.ev_stall += 1.0;
+                    self.st.delays_detected += 1;
+                    (nd, nd)
+                }
+                Verdict::Open if pd.point.n == nl => {
+                    self.st.losses_detected += (nl - nd) as u64;
+                    (nd, nl)
+                }
+                // (A restart returned above.)
+                Verdict::Open | Verdict::Restarted => {
+                    self.st.delays_detected += 1;
+                    (nd, nd)
+                }
+            };
+            self.cap_evidence();
+            numbers
+        } else {
+            (pd.point.n, pd.point.n)
+        };
+        pd.point.n = fit_n;
+        if pd.drained {
+            // Late by the backlog, it says nothing of the line (and a long
+            // drain would pull the floor's centroid edge up to it).
+            self.committed_n = fit_n;
+        } else {
+            self.commit(pd.point);
+        }
+        self.last_n = Some(chain_n);
+    }
+
+    /// Keeps the estimator as a pause verdict on the pending sample `pd`
+    /// (judged by the arrival `q`) finds it, so that the arrivals after it
+    /// can overturn the verdict (see [`Self::watch_drain`]). Not with a
+    /// device counter (which numbers a drain itself), announcements or
+    /// reference pulses (which a replay would not see again), nor during a
+    /// drain. The copy is the one allocation, at a rare event.
+    #[cold]
+    fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64) {
+        if self.drain_watch.is_some()
+            || self.draining
+            || self.last_index.is_some()
+            || self.announced > 0
+            || self.st.references > 0
+        {
+            return;
+        }
+        let mut before = self.clone();
+        before.pending = Some(pd);
+        let mut arrivals = [0; DRAIN_WATCH];
+        arrivals[0] = q;
+        self.drain_watch = Some(Box::new(DrainWatch {
+            before,
+            first: pd.point.q,
+            period: p,
+            // At least DRAIN_FALL of a period: a jitter-free pause (its
+            // gaps a fitted period give or take a few ns) is no drain.
+            confirm: (DRAIN_CONFIRM * std::f64::consts::SQRT_2 * self.fit.std_r.min(0.5 * p))
+                .max(DRAIN_FALL * p),
+            arrivals,
+            len: 1,
+        }));
+    }
+
+    /// After a pause verdict, the arrivals that follow tell a pause from a
+    /// backlog drained by a link a little faster than the sensor (a stall
+    /// followed by samples every 0.8 periods, say). After a pause the
+    /// samples come a period apart, give or take the jitter; in a drain
+    /// each comes less than a period after the one before, so the arrivals
+    /// fall further and further behind one period per sample. One gap
+    /// cannot tell them apart when the link gains less on the sensor than
+    /// the jitter spreads; the sum of the gaps can. Once the arrivals since
+    /// the judged sample fall behind by [`DRAIN_CONFIRM`] standard
+    /// deviations of the difference of two residuals, and by at least
+    /// [`DRAIN_FALL`] of a period (every gap shorter than a period), the
+    /// verdict is overturned: the estimator is put
+    /// back as it was, the judged sample taken for delayed, and the
+    /// arrivals since are numbered again as a draining backlog (queued
+    /// while they come within a period and are still late), which keeps
+    /// the clock line and the numbering of before the stall. The estimates
+    /// already returned stand. A gap of a period or more, a counter, a
+    /// step back, an announced loss, a reference pulse or [`DRAIN_WATCH`]
+    /// arrivals end the watch: the verdict stands.
+    #[cold]
+    pub(super) fn watch_drain(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+    ) -> Option<Result<Estimate, EstimatorError>> {
+        let w = self.drain_watch.as_mut()?;
+        let last = w.arrivals[w.len - 1];
+        let gap = q.checked_sub(last);
+        if index.is_some()
+            || w.len >= DRAIN_WATCH
+            || !gap.is_some_and(|g| g >= 0 && (g as f64) < w.period)
+        {
+            self.drain_watch = None;
+            return None;
+        }
+        w.arrivals[w.len] = q;
+        w.len += 1;
+        let deficit = w.len as f64 * w.period - q.saturating_sub(w.first) as f64;
+        if deficit < w.confirm {
+            return None;
+        }
+        let DrainWatch {
+            before,
+            first,
+            arrivals,
+            len,
+            ..
+        } = *self.drain_watch.take()?;
+        *self = before;
+        self.fit.restore_capacity();
+        self.refs.restore_capacity();
+        self.force_delayed = true;
+        self.draining = true;
+        // The copy was taken within the judging arrival's update.
+        let _ =
+            self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
+        for &a in &arrivals[1..len - 1] {
+            let _ = self.update_inner(a, None);
+        }
+        Some(self.update_inner(q, None))
+    }
+
+    /// After a loss verdict given by a sample less than a period after the
+    /// judged one, the arrivals that follow can still show the judged
+    /// sample was delayed, with the samples behind it queued on a link a
+    /// little faster than the sensor (a delay of just over a period
+    /// drained 0.9 periods a sample, say): the first of them may be on time
+    /// for the loss numbering, but the backlog comes sooner and sooner on
+    /// it, before the floor, where no sample on time comes. Once an arrival
+    /// (every gap since shorter than a period) is before the floor for its
+    /// number by more than [`Self::before_floor`] allows (and by at least
+    /// [`DRAIN_FALL`] of a period, for a stream without jitter), the
+    /// verdict is overturned: the points numbered since are numbered back by the
+    /// samples taken for lost, the loss is withdrawn and counted as a
+    /// delay, and the backlog drains as queued. The estimates already
+    /// returned stand. A gap of a period or more, a counter or
+    /// [`LOSS_WATCH`] arrivals end the watch: the verdict stands.
+    ///
+    /// A verdict given by a sample a period or more after the judged one
+    /// (which may have stalled on its own, just over a period like the
+    /// judged one) is watched from the arrival after it, and only an
+    /// arrival half a period before the floor overturns it.
+    #[cold]
+    pub(super) fn watch_loss(&mut self, q: i64, index: Option<u64>, since_last: Option<i64>) {
+        let Some(w) = self.loss_watch.take() else {
+            return;
+        };
+        let (Some(gap), Some(p), Some(prev)) = (since_last, self.period_f(), self.last_n) else {
+            return;
+        };
+        if w.strong && q == w.by {
+            self.loss_watch = Some(w);
+            return;
+        }
+        if index.is_some() || w.left == 0 || gap as f64 >= p {
+            return;
+        }
+        let r = self.floor_residual(prev.saturating_add(1), q, Some(p));
+        let before = if w.strong {
+            0.5 * p
+        } else {
+            self.before_floor(p).max(DRAIN_FALL * p)
+        };
+        if !r.is_some_and(|r| r < -before) {
+            self.loss_watch = Some(LossWatch {
+                left: w.left - 1,
+                ..w
+            });
+            return;
+        }
+        if !self.fit.shift_newest(w.lost, -w.m) {
+            return;
+        }
+        self.last_n = Some(prev.saturating_sub(w.m));
+        if self.committed_n >= w.lost {
+            self.committed_n = self.committed_n.saturating_sub(w.m);
+        }
+        // The young fit's running minimum may have been one of the moved
+        // points, low only on the loss reading: taken again over the
+        // points as now numbered.
+        if !self.matured
+            && let (Some(slope), Some(first)) =
+                (self.learned_period.or(self.expected), self.fit.first())
+        {
+            let line = Line {
+                n0: first.n,
+                q0: first.q,
+                c: 0.0,
+                slope,
+            };
+            let low = |p: &&Point| line.residual(p.n, p.q);
+            self.young_anchor = self
+                .fit
+                .points()
+                .min_by(|a, b| low(a).total_cmp(&low(b)))
+                .copied();
+        }
+        let m = w.m as f64;
+        self.st.losses_detected = self.st.losses_detected.saturating_sub(w.m as u64);
+        self.ev_loss = (self.ev_loss - 1.0).max(0.0);
+        self.ev_lost = (self.ev_lost - m).max(self.ev_loss);
+        self.ev_stall += 1.0;
+        self.st.delays_detected += 1;
+        self.forget_change_runs();
+        self.step_run = DivisorRun::default();
+        self.draining = true;
+    }
+
+    /// How far before the floor a sample on time may come: the smaller of
+    /// the residuals' standard deviation and `BELOW_FACTOR` × their mean
+    /// (what the change detector reads as below the floor), at most half a
+    /// period. Under exponential delays the floor is sharp and a sample
+    /// half a mean before it is misnumbered; under symmetric jitter the
+    /// standard deviation is the smaller.
+    fn before_floor(&self, p: f64) -> f64 {
+        self.fit
+            .std_r
+            .min(BELOW_FACTOR * self.fit.mean_r)
+            .min(0.5 * p)
+    }
+
+    /// Whether a sample `gap` after its predecessor continues a draining
+    /// backlog: within a period of it and still late on the floor (numbered
+    /// next) by more than half a period.
+    #[cold]
+    pub(super) fn still_draining(&self, q: i64, gap: f64, p: f64) -> bool {
+        let base = self.last_n.map(|n| n.saturating_add(1));
+        gap < p
+            && base
+                .and_then(|n| self.floor_residual(n, q, Some(p)))
+                .is_some_and(|r| r > 0.5 * p)
+    }
+
+    /// What the next sample, not queued (`gap` after the pending one) and
+    /// `r` after the floor's time for the loss numbering, says of an
+    /// ambiguous gap:
+    ///
+    /// * on time for the loss numbering (within the jitter's spread): the
+    ///   loss is weighed ([`Self::loss_confirmed`]), else it was a delay;
+    /// * on time after `k` further losses of its own (a sensor that halved
+    ///   its rate loses every other sample): the same weighing, else
+    ///   undecided (it may be stalled itself, after either reading);
+    /// * a period after the pending sample and as late on the delayed
+    ///   reading, beyond the [`STALL_SPREAD`] periods a stall is modelled
+    ///   over: that reading needs the same long stall twice (a stall
+    ///   queues the next sample right behind), so the device paused. On
+    ///   the old clock line the samples of the pause were lost (not
+    ///   evidence of the loss process); off it, the clock started over on
+    ///   a new phase (a restart, as after a gap longer than the window);
+    /// * before the floor by more than [`Self::before_floor`] (no sample
+    ///   after a loss comes there): a delay;
+    /// * otherwise it is late itself and decides nothing.
+    #[cold]
+    fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
+        let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
+        let std = self.fit.std_r.min(0.5 * p);
+        let paused = r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p
+            && (-PAUSE_EARLY * std..=spread).contains(&(gap - p));
+        let early = self.before_floor(p);
+        let k = if r > spread { (r / p).round() } else { 0.0 };
+        let rk = r - k * p;
+        if (-early..=spread).contains(&rk) && (k == 0.0 || !alt.wraps) {
+            return if k == 0.0 && alt.wraps {
+                Verdict::Lost
+            } else if paused && k == 0.0 {
+                Verdict::Paused
+            } else if self.loss_confirmed(alt, rk, p, k) {
+                Verdict::Lost
+            } else if k == 0.0 {
+                Verdict::Delayed
+            } else {
+                Verdict::Open
+            };
+        }
+        if paused {
+            Verdict::Restarted
+        } else if r < -early {
+            Verdict::Delayed
+        } else {
+            Verdict::Open
+        }
+    }
+
+    /// Whether a next sample on time for the loss numbering (residual `r`
+    /// after the lost samples, and after `further` losses of its own)
+    /// confirms the loss: the odds on arrival, times the chance of a run of
+    /// `m` lost samples in a row (each further loss as likely as in the
+    /// losses seen so far) and of the next sample's own run, times how much
+    /// likelier an on-time next sample is than one that is itself stalled
+    /// to the same arrival, must favour the loss. So two stalls in a row
+    /// are not taken for a run of losses in a stream that has shown stalls
+    /// and no losses. Like every confirmed numbering, this does not depend
+    /// on the loss threshold (which only sets how soon a loss is believed
+    /// on arrival).
+    fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
+        let m = (alt.lost - alt.delayed) as f64;
+        // Laplace's rule for "a lost sample is followed by another loss".
+        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
+        let held = self.fit.len() as f64 + 2.0;
+        let mut run = again.powf(m - 1.0);
+        if further > 0.0 {
+            // A new run of losses starts (at the rate of runs seen), then
+            // goes on.
+            run *= (self.ev_loss + 1.0) / held * again.powf(further - 1.0);
+        }
+        let on_time = self.on_time_density(r, p);
+        // A stall of the next sample: its rate among the samples held, its
+        // delay spread like the pending one's.
+        let stalled = (self.ev_stall + 1.0) / held / (STALL_SPREAD * p);
+        alt.odds * run * on_time >= stalled
+    }
+
+    /// Density of residual `r` above the floor for a sample on time: the
+    /// jitter, exponential with the measured mean.
+    pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
+        let mu = self.fit.mean_r.max(p * 1e-4);
+        (-r.max(0.0) / mu).exp() / mu
+    }
+}
