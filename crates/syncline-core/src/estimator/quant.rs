@@ -74,8 +74,14 @@ const PRIOR_PPM: f64 = 12.0;
 /// centroid lies within the span where the fitted line holds.
 const ANCHOR_MEMORY: f64 = 2.0;
 /// The output follows the fit at once until the history holds this many
-/// samples (the first fits' offsets move by a large part of the tick).
-const ANCHOR_MIN_POINTS: usize = 256;
+/// samples (the first fits' offsets move by a large part of the tick, their
+/// slopes by tens of ppm). Measured on 240 draws of the quantised kind
+/// (`docs/PERFORMANCE.md`, session 26): from 128 samples on, the fit's
+/// offset wanders more than the anchored output's slope error costs (the
+/// RMS over the target 7.5 % lower in geometric mean than from 256, two
+/// more draws meet their targets); from 64 or 96, the early slopes cost
+/// more again.
+const ANCHOR_MIN_POINTS: usize = 128;
 /// The prior is used only while the fitted period is within this many ppm
 /// of the expected one (a wrong expected period must not bias the fit).
 const PRIOR_GATE_PPM: f64 = 200.0;
