@@ -451,6 +451,16 @@ impl LineFit {
         self.rebuilt_floor
     }
 
+    /// In the quantised mode, how far a point lies above the fitted line
+    /// beyond one tick, in fitted delay means (see [`QuantFit::excess`]).
+    #[inline]
+    pub fn quantised_excess(&self, n: i64, q: i64) -> Option<f64> {
+        let tau = self.quantised_tick?;
+        (self.mode == FitMode::Quantised)
+            .then(|| self.quant.excess(n, q, tau))
+            .flatten()
+    }
+
     /// The floor line (lower envelope), once two points exist.
     pub fn floor(&self) -> Option<Line> {
         self.floor

@@ -92,7 +92,9 @@ const REF_DEV_START: f64 = 0.25 / 6.0;
 /// makes it certain. The first holds in every mode; the smaller steps only
 /// while the residuals look exponential ([`LineFit::exponential_like`]:
 /// under symmetric jitter or a quantised clock's grid, low residuals are
-/// rarer and long runs above half the mean are common).
+/// rarer and long runs above half the mean are common). On a quantised
+/// clock the residual is the delay beyond one tick above the fitted line,
+/// in fitted delay means, with the same odds at most.
 const ABOVE_LEVELS: [(f64, u32); 3] = [(2.0, 12), (1.0, 24), (0.5, 48)];
 /// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
 /// residual signal that the line is too late.
@@ -1067,9 +1069,17 @@ impl Estimator {
             // A jump of more than half a period above a run's peak
             // (another stall) starts the run over.
             let jump = 0.5 * f.slope;
+            // On a quantised clock a sample on time lies up to a tick above
+            // the line, by a phase that may repeat for long runs (two
+            // phases, a 100 Hz sensor on a 4 ms tick): it is judged by its
+            // delay beyond the tick, against the fitted delay mean.
+            let (x, unit) = match self.fit.quantised_excess(p.n, p.q) {
+                Some(k) => (k, 1.0),
+                None => (r, mu),
+            };
             for (i, &(factor, _)) in ABOVE_LEVELS.iter().enumerate() {
                 let (run, peak) = (&mut self.above_runs[i], &mut self.above_peak[i]);
-                if r > factor * mu {
+                if x > factor * unit {
                     if *run == 0 || r > peak.0 + jump {
                         (*run, *peak) = (1, (r, 0));
                     } else {

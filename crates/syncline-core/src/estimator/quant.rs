@@ -209,6 +209,17 @@ impl QuantFit {
         self.out
     }
 
+    /// How far sample `n` arriving at `q` lies above the fitted line, in
+    /// excess of the tick `tau`, in fitted delay means: `(x − τ) / μ`. A
+    /// sample's delay is at least `x − τ`, so for exponential delays this
+    /// exceeds `k` with probability at most `e^−k`, whatever the phase of
+    /// the sample against the tick (see `Estimator::commit`).
+    pub fn excess(&self, n: i64, q: i64, tau: f64) -> Option<f64> {
+        let x = self.fitted?.residual(n, q);
+        let mu = self.mu.max(1e-3 * tau);
+        x.is_finite().then(|| (x - tau) / mu)
+    }
+
     /// History points refitted over so far, summed over every refit.
     #[cfg(test)]
     pub fn work(&self) -> u64 {

@@ -1133,6 +1133,72 @@ fn gaussian_arrivals(seed: u64, times: &[i64], latency: i64, sigma: f64) -> Vec<
         .collect()
 }
 
+/// A sensor whose period is an odd number of half ticks (100 Hz on a 4 ms
+/// tick, 400 Hz on a 1 ms one) alternates between two phases of the grid:
+/// one sample in two is on time a whole half tick above the floor, for as
+/// long as the phases hold. Its residuals are no evidence of a change
+/// (judged against twice their mean, 12 in a row, they were on half these
+/// streams, and each false change cut the history: errors of up to 2 ms).
+/// A real step of the latency is still seen.
+#[test]
+fn a_two_phase_quantised_clock_sees_no_change_but_a_latency_step() {
+    let cam = QuantClock {
+        period: 10_000_000,
+        tick: 4_000_000,
+        delay: 1_000_000,
+    };
+    let imu = QuantClock {
+        period: 2_500_000,
+        tick: 1_000_000,
+        delay: 300_000,
+    };
+    for (clock, n) in [(&cam, 6000), (&imu, 12_000)] {
+        for (seed, drift) in [
+            (41u64, -22.0),
+            (42, -9.0),
+            (43, 3.0),
+            (44, 17.0),
+            (45, 28.0),
+        ] {
+            let s = clock.stream(seed, n, drift, 1_111_111 % clock.tick, (0, 0));
+            let mut e = est(Some(clock.period));
+            let errs = errors(&mut e, &s);
+            let st = e.status();
+            assert_eq!(st.mode, FitMode::Quantised);
+            assert_eq!(
+                st.changes_detected, 0,
+                "period {}, seed {seed}",
+                clock.period
+            );
+            let rms = debiased_rms(&errs[n as usize / 10..]);
+            assert!(
+                rms < 0.1 * clock.tick as f64,
+                "seed {seed}: {rms:.0} ns RMS"
+            );
+        }
+    }
+    // The arrivals three ticks later from sample 3000 on.
+    let step = 3 * cam.tick;
+    let s: Vec<(i64, i64)> = cam
+        .stream(46, 6000, 5.0, 1_111_111, (0, 0))
+        .into_iter()
+        .enumerate()
+        .map(|(k, (t, q))| (t, if k >= 3000 { q + step } else { q }))
+        .collect();
+    let mut e = est(Some(cam.period));
+    let errs = errors(&mut e, &s);
+    assert!(e.status().changes_detected >= 1);
+    // Back on the new line (the latency is unobservable: the error steps
+    // by it).
+    let mean = |v: &[i64]| v.iter().sum::<i64>() as f64 / v.len() as f64;
+    let shift = mean(&errs[4000..]) - mean(&errs[1000..3000]) - step as f64;
+    assert!(
+        shift.abs() < 0.25 * cam.tick as f64,
+        "off by {:.0} us",
+        shift / 1e3
+    );
+}
+
 /// A host clock that stops being coarse (the arrivals leave the tick's
 /// grid) ends the quantised mode: the fit then chooses between the floor and
 /// least squares like a fresh estimator, instead of keeping the floor under
