@@ -455,10 +455,10 @@ impl LineFit {
     /// beyond one tick, in fitted delay means (see [`QuantFit::excess`]).
     #[inline]
     pub fn quantised_excess(&self, n: i64, q: i64) -> Option<f64> {
-        let tau = self.quantised_tick?;
-        (self.mode == FitMode::Quantised)
-            .then(|| self.quant.excess(n, q, tau))
-            .flatten()
+        if self.mode != FitMode::Quantised {
+            return None;
+        }
+        self.quant.excess(n, q, self.quantised_tick?)
     }
 
     /// The floor line (lower envelope), once two points exist.
