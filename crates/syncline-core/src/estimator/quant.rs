@@ -194,6 +194,12 @@ fn ppm_off(slope: f64, p: f64) -> f64 {
     (slope - p).abs() / p * 1e6
 }
 
+/// The prior's standard deviation on the slope, ns per sample, around the
+/// expected period `p`.
+fn prior_sd(p: f64) -> f64 {
+    p * PRIOR_PPM * 1e-6
+}
+
 /// Iterates the non-queued points (bursts carry no delay information).
 fn free(pts: &VecDeque<Point>) -> impl Iterator<Item = &Point> {
     pts.iter().filter(|p| !p.queued)
@@ -403,17 +409,16 @@ impl QuantFit {
         // (Gaussian approximation), the data's deviation is the fitted one
         // times `1 + σ²/σp²`.
         let lock = period.filter(|&p| {
-            let sp = p * PRIOR_PPM * 1e-6;
-            let data_off = (l.slope - p).abs() * (1.0 + (slope_sd / sp).powi(2));
+            let data_off = (fit.slope - p).abs() * (1.0 + (slope_sd / prior_sd(p)).powi(2));
             self.anchor.is_some()
-                && ppm_off(l.slope, p) < PRIOR_GATE_PPM
+                && ppm_off(fit.slope, p) < PRIOR_GATE_PPM
                 && data_off < LOCK_SD * slope_sd
         });
         if (held || self.anchor.is_some()) && n_free >= ANCHOR_MIN_POINTS {
             let line = lock.map_or(fit, |p| Line { slope: p, ..fit });
             self.place_output(line, last.n, tau, n_free);
         } else {
-            self.out = self.fitted;
+            self.out = Some(fit);
             self.anchor = None;
         }
     }
@@ -436,7 +441,7 @@ impl QuantFit {
         let mu = self.mu.max(1e-3 * tau);
         let prior = period.and_then(|p| {
             (p > 0.0 && ppm_off(l.slope, p) < PRIOR_GATE_PPM)
-                .then(|| (p, 1.0 / (p * PRIOR_PPM * 1e-6).powi(2)))
+                .then(|| (p, 1.0 / prior_sd(p).powi(2)))
         });
         let span = ((last_n - first_n) as f64).max(1.0);
         let mut at = Self::eval(pts, l, tau, mu, prior, n0);
