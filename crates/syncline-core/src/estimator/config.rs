@@ -54,9 +54,9 @@ pub struct EstimatorConfig {
     /// change. A gap in the arrivals longer than the window restarts the fit.
     pub window: TimeDelta,
     /// Expected period, used until the estimator has measured its own. If
-    /// the median of the first arrival gaps is 1.5 × it or more (a rate
-    /// set up twice too high), the median replaces it and the fit starts
-    /// over.
+    /// the median of the first arrival gaps is 1.5 × it or more and all
+    /// but one of them 1.3 × (a rate set up twice too high, not a few early
+    /// losses), the median replaces it and the fit starts over.
     pub period: Option<TimeDelta>,
     /// Loss threshold `K`: how much evidence a late sample needs before it
     /// is numbered as the first after a loss (rather than a delayed
