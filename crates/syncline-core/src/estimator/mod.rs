@@ -134,6 +134,11 @@ const DRAIN_WATCH: usize = 32;
 /// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
 const PAUSE_WATCH: u32 = 48;
 const PAUSE_RUN_DIVISOR: u32 = 3;
+/// Residual standard deviations an estimate may lie after its arrival
+/// beyond the line's mean height above the floor (see
+/// `Estimator::late_margin`); as many as a sample may lie above the floor
+/// and still enter the least-squares sums.
+const LATE_SD: f64 = 5.0;
 /// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
 /// a delay (sensors mostly do not lose samples); one confirmed loss is
 /// enough to turn well-fitting gaps into losses.
@@ -1174,6 +1179,26 @@ impl Estimator {
         self.below_run = 0;
     }
 
+    /// How far (ns) a least-squares or quantised-clock estimate may lie
+    /// after its arrival: those lines run through the jitter, not below
+    /// it, so an arrival near the floor lies about `mean_r` below them, and
+    /// never by more than [`LATE_SD`] residual deviations beyond that while
+    /// the line fits the stream. A line that does not (a backlog drained
+    /// into a young least-squares fit can tilt it by tens of percent) would
+    /// otherwise put estimates after their own arrivals, where no sample
+    /// was ever acquired: they are held at the arrival plus this margin,
+    /// so the error is at most the sample's delay plus the margin. The
+    /// residual statistics of the last rebuild are used even where they
+    /// are no longer valid (after a change): they are the jitter last seen.
+    fn late_margin(&self) -> i64 {
+        let m = self.fit.mean_r + LATE_SD * self.fit.std_r;
+        if m.is_finite() && m > 0.0 {
+            round(m)
+        } else {
+            i64::MAX
+        }
+    }
+
     /// The estimate for sample `n` that arrived at `q`. Where a line's value
     /// leaves the i64 range (times near its ends), the arrival stands.
     #[inline(always)]
@@ -1188,7 +1213,7 @@ impl Estimator {
         let raw = match line {
             Some(l) => match l.eval(n) {
                 Some(e) if self.fit.mode == FitMode::Hull || !self.matured => e.min(q),
-                Some(e) => e,
+                Some(e) => e.min(q.saturating_add(self.late_margin())),
                 None => q,
             },
             None => match self.floor_line(period).and_then(|l| l.eval(n)) {

@@ -2039,6 +2039,51 @@ proptest! {
     }
 }
 
+/// A case of `slow_link_streams_are_handled`: a link 5 % faster than the
+/// sensor, 7 % unannounced losses and two 95 ms stalls, each drained over
+/// some 180 samples. After a change detected in the second backlog, the
+/// young least-squares line was tilted to a 14 ms period (10 ms true) and
+/// its estimates ran up to 138 ms after their own arrivals, 211 ms after
+/// the truth. No sample is acquired after it arrives: an estimate of a
+/// least-squares line lies at most the line's jitter margin after its
+/// arrival (`Estimator::late_margin`), so the error stays within the
+/// sample's delay and that margin.
+#[test]
+fn a_line_tilted_by_a_drained_backlog_never_estimates_after_the_arrival() {
+    let (drain, jitter, loss) = (
+        0.946_895_060_158_961_5,
+        860_493.916_610_471_4,
+        0.068_391_608_214_032_88,
+    );
+    let mut rng = Rng(12_470_034_864_728_589_085);
+    let mut e = est(Some(P));
+    let (mut last, mut worst_after, mut worst_err) = (0i64, i64::MIN, 0i64);
+    for k in 0..1500i64 {
+        let t = T0 + k * P;
+        let extra = if k == 179 || k == 374 { 38 * P / 4 } else { 0 };
+        let q = (t + 1_000_000 + rng.exp(jitter) + extra).max(last + (drain * P as f64) as i64);
+        last = q;
+        if rng.next() < loss {
+            continue;
+        }
+        let stamp = e.update(ts(q)).unwrap().stamp.as_nanos();
+        worst_after = worst_after.max(stamp - q);
+        worst_err = worst_err.max((stamp - t).abs());
+    }
+    let st = e.status();
+    assert!(st.changes_detected > 0, "{st:?}");
+    assert!(
+        worst_after < 15_000_000,
+        "{} ms after an arrival, {st:?}",
+        worst_after / 1_000_000
+    );
+    assert!(
+        worst_err < 120_000_000,
+        "{} ms off, {st:?}",
+        worst_err / 1_000_000
+    );
+}
+
 /// Pulses stamped 40-60 µs after their samples (uniform, like S10): the
 /// pulse fit keeps the mode it chose with its first statistics. Their mean
 /// lies about 1.7 standard deviations above their floor, just above the
