@@ -103,6 +103,10 @@ pub enum FitMode {
 /// jitter. Hysteresis keeps the mode stable.
 const LS_ENTER_RATIO: f64 = 1.6;
 const LS_LEAVE_RATIO: f64 = 1.3;
+/// Residual standard deviations above the mean residual that the jitter
+/// reaches: the limit for a point to enter the least-squares sums, and how
+/// far an estimate may lie after its arrival (`Estimator::late_margin`).
+pub(crate) const LS_LIMIT_SD: f64 = 5.0;
 /// The ratio from which a fit of reference pulses enters least squares
 /// (see [`LineFit::for_pulses`]).
 const PULSE_LS_ENTER_RATIO: f64 = 2.2;
@@ -657,11 +661,18 @@ impl LineFit {
         }
     }
 
+    /// The jitter's reach above the floor: [`LS_LIMIT_SD`] residual
+    /// standard deviations above the mean residual, from the last rebuild's
+    /// statistics (valid or not).
+    pub fn jitter_reach(&self) -> f64 {
+        self.mean_r + LS_LIMIT_SD * self.std_r
+    }
+
     /// The highest residual above the floor a point may have to enter the
-    /// least-squares sums (5 standard deviations above the mean), while
-    /// the statistics are valid.
+    /// least-squares sums ([`Self::jitter_reach`]), while the statistics
+    /// are valid.
     fn ls_limit(&self) -> Option<f64> {
-        self.stats_valid.then_some(self.mean_r + 5.0 * self.std_r)
+        self.stats_valid.then(|| self.jitter_reach())
     }
 
     #[inline(always)]

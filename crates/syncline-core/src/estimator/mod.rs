@@ -134,11 +134,6 @@ const DRAIN_WATCH: usize = 32;
 /// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
 const PAUSE_WATCH: u32 = 48;
 const PAUSE_RUN_DIVISOR: u32 = 3;
-/// Residual standard deviations an estimate may lie after its arrival
-/// beyond the line's mean height above the floor (see
-/// `Estimator::late_margin`); as many as a sample may lie above the floor
-/// and still enter the least-squares sums.
-const LATE_SD: f64 = 5.0;
 /// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
 /// a delay (sensors mostly do not lose samples); one confirmed loss is
 /// enough to turn well-fitting gaps into losses.
@@ -1182,7 +1177,7 @@ impl Estimator {
     /// How far (ns) a least-squares or quantised-clock estimate may lie
     /// after its arrival: those lines run through the jitter, not below
     /// it, so an arrival near the floor lies about `mean_r` below them, and
-    /// never by more than [`LATE_SD`] residual deviations beyond that while
+    /// never by more than `fit::LS_LIMIT_SD` residual deviations beyond that while
     /// the line fits the stream. A line that does not (a backlog drained
     /// into a young least-squares fit can tilt it by tens of percent) would
     /// otherwise put estimates after their own arrivals, where no sample
@@ -1191,7 +1186,7 @@ impl Estimator {
     /// residual statistics of the last rebuild are used even where they
     /// are no longer valid (after a change): they are the jitter last seen.
     fn late_margin(&self) -> i64 {
-        let m = self.fit.mean_r + LATE_SD * self.fit.std_r;
+        let m = self.fit.jitter_reach();
         if m.is_finite() && m > 0.0 {
             round(m)
         } else {
