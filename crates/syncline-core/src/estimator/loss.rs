@@ -144,7 +144,7 @@ impl Estimator {
             // to the delayed number would number every later sample a whole
             // loss too early.
             let gap = q.saturating_sub(pd.point.q) as f64;
-            let verdict = if forced {
+            let verdict = if forced || self.link_queued(gap) {
                 Verdict::Delayed
             } else if !self.fit.stats_valid() {
                 if gap >= 0.5 * p {

@@ -127,6 +127,19 @@ const BACK_RUN: u32 = 3;
 const ANNOUNCE_TIMEOUT: u32 = 10;
 /// Stall delays are modelled as spread over this many periods.
 const STALL_SPREAD: f64 = 10.0;
+/// Arrival gaps of samples late by more than half a period, each one link
+/// interval or a whole number of them, from which those samples are a
+/// backlog drained by the link (see `Estimator::link_losses`).
+const LINK_RUN: u32 = 3;
+/// How far a gap may stray from the link's interval, in intervals, and
+/// still be one (a sample drained right behind its predecessor).
+const LINK_TOL: f64 = 0.05;
+/// How far a gap of `k` intervals may stray from `k` × the interval, in
+/// standard deviations of a `k`-interval gap, to count the `k − 1` samples
+/// lost in it (at most [`LINK_TOL`] of an interval, at least
+/// [`LINK_FLOOR`] of one; see `LinkDrain::intervals`).
+const LINK_SD: f64 = 4.0;
+const LINK_FLOOR: f64 = 1e-4;
 /// Arrivals watched after a pause verdict for a draining backlog (see
 /// `Estimator::watch_drain`).
 const DRAIN_WATCH: usize = 32;
@@ -211,6 +224,68 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// Late samples coming a fixed interval apart, shorter than a period: a
+/// backlog drained by a link faster than the sensor (see
+/// [`Estimator::link_losses`]).
+#[derive(Debug, Clone, Copy)]
+struct LinkDrain {
+    /// The sum of the gaps that fit the link and of their intervals: the
+    /// link's interval is their ratio.
+    sum_gap: f64,
+    sum_k: f64,
+    /// The sum of their squared deviations from a whole number of
+    /// intervals, each over its number of intervals (the variance of one
+    /// interval, times the gaps less one).
+    m2: f64,
+    /// How many gaps fit the link.
+    gaps: u32,
+}
+
+impl LinkDrain {
+    fn start(gap: f64) -> Self {
+        LinkDrain {
+            sum_gap: gap,
+            sum_k: 1.0,
+            m2: 0.0,
+            gaps: 1,
+        }
+    }
+
+    /// The link's interval.
+    fn interval(&self) -> f64 {
+        self.sum_gap / self.sum_k
+    }
+
+    /// The intervals in `gap` if it is a whole number `k ≥ 1` of them:
+    /// within [`LINK_TOL`] of an interval for one, within [`LINK_SD`]
+    /// standard deviations of a `k`-interval gap for more.
+    fn intervals(&self, gap: f64) -> Option<f64> {
+        let d = self.interval();
+        let k = (gap / d).round();
+        let tol = if k == 1.0 {
+            LINK_TOL * d
+        } else {
+            // k intervals spread √k times one; k times the interval's
+            // error, measured from so many gaps, adds k²/gaps. Measured
+            // from a few gaps, the spread is uncertain: the bound widens
+            // like Student's t with as many degrees of freedom.
+            let n = f64::from(self.gaps.max(2));
+            let sd = (self.m2 / (n - 1.0)).sqrt() * (k + k * k / n).sqrt();
+            (LINK_SD * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(LINK_FLOOR * d, LINK_TOL * d)
+        };
+        (k >= 1.0 && (gap - k * d).abs() <= tol).then_some(k)
+    }
+
+    /// Adds a gap of `k` intervals.
+    fn push(&mut self, gap: f64, k: f64) {
+        let dev = gap - k * self.interval();
+        self.sum_gap += gap;
+        self.sum_k += k;
+        self.m2 += dev * (gap - k * self.interval()) / k;
+        self.gaps = self.gaps.saturating_add(1);
+    }
 }
 
 /// An ambiguous gap: the sample is either delayed or the first after losses.
@@ -337,6 +412,11 @@ pub struct Estimator {
     draining: bool,
     /// The next verdict is a delay (set by a replay after a drain).
     force_delayed: bool,
+    /// A backlog draining at a link's interval (see [`Self::link_losses`]).
+    link: Option<LinkDrain>,
+    /// The newest sample's residual on the floor if numbered next (set by
+    /// [`Self::infer_number`], read by [`Self::track_link`]).
+    r_next: Option<f64>,
     st: EstimatorStatus,
 }
 
@@ -437,6 +517,8 @@ impl Estimator {
             loss_watch: None,
             draining: false,
             force_delayed: false,
+            link: None,
+            r_next: None,
             st,
         })
     }
@@ -642,7 +724,14 @@ impl Estimator {
             _ => (false, false),
         };
         self.draining &= queued;
-        let (n, lost, alt) = self.infer_number(q, index, period, queued);
+        let link_losses = match (since_last, period) {
+            (Some(gap), Some(_)) if self.link.is_some() => self.link_losses(gap as f64),
+            _ => None,
+        };
+        let (n, lost, alt) = self.infer_number(q, index, period, queued, link_losses);
+        if let (Some(gap), Some(p)) = (since_last, period) {
+            self.track_link(n, q, gap as f64, p);
+        }
         let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
         if index.is_some() {
             self.last_index_n = Some(n);
@@ -812,6 +901,7 @@ impl Estimator {
         self.tick = 0;
         self.gaps = 0;
         self.step_run = DivisorRun::default();
+        self.link = None;
         self.st.restarts += 1;
     }
 
@@ -915,14 +1005,17 @@ impl Estimator {
         index: Option<u64>,
         period: Option<f64>,
         queued: bool,
+        link_losses: Option<i64>,
     ) -> (i64, u64, Option<Ambiguous>) {
         let had_index = self.last_index.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
+        self.r_next = None;
         let Some(prev) = self.last_n else {
             return (self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
         let r0 = self.floor_residual(base, q, period);
+        self.r_next = r0;
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
@@ -968,6 +1061,23 @@ impl Estimator {
                 return (base.saturating_add(m as i64), m, None);
             }
         }
+        // Inside a backlog drained at a link's interval, a gap of k
+        // intervals held k − 1 lost samples, if the sample is still late
+        // after them (not the first on time after the drain).
+        if let Some(m) = link_losses.filter(|&m| {
+            m <= m_max
+                && r_m + (m_max - m) as f64 * p > 0.5 * p
+                && self.cfg.loss_threshold != u32::MAX
+        }) {
+            if m > 0 {
+                self.st.losses_detected += m as u64;
+                self.ev_loss += 1.0;
+                self.ev_lost += m as f64;
+                self.cap_evidence();
+            }
+            self.draining = true;
+            return (base.saturating_add(m), m as u64, None);
+        }
         if queued {
             return (base, 0, None);
         }
@@ -993,6 +1103,78 @@ impl Estimator {
         } else {
             (base, 0, alt)
         }
+    }
+
+    /// The samples lost in a gap of `gap` ns inside a backlog draining at a
+    /// link's interval (see [`LinkDrain::intervals`]): `k − 1` for a gap
+    /// of `k` intervals, once [`LINK_RUN`] gaps fit the link; the sample,
+    /// if still late after them, is numbered so and kept out of the fit
+    /// like every drained one. A link a little faster than the sensor
+    /// drains a stall's backlog one sample per interval, the lost ones
+    /// included (lost after they took their turn on the link: a bad
+    /// checksum); the samples are late by the backlog, so their residuals
+    /// cannot tell a loss from a delay, but the gaps count the samples (a
+    /// loss in a 0.92 period drain makes a gap of 1.84 periods, which the
+    /// floor would read as one more sample delayed: every loss in a long
+    /// drain put the numbering a period behind). A gap that only the
+    /// jitter of the link's intervals could make a whole number of them
+    /// (a link that paused a while) counts nothing. Losses that never took
+    /// their turn on the link leave no gap, and no reading can see them
+    /// before the drain ends.
+    fn link_losses(&self, gap: f64) -> Option<i64> {
+        let l = self.link.filter(|l| l.gaps >= LINK_RUN)?;
+        // (A gap longer than the window restarted the fits before.)
+        l.intervals(gap).map(|k| k as i64 - 1)
+    }
+
+    /// Whether a sample `gap` after the pending one came one link interval
+    /// behind it (see [`Self::link_losses`]): queued behind it on the link,
+    /// so the pending one was delayed, however well the next sample's
+    /// arrival would fit a loss of many samples.
+    pub(super) fn link_queued(&self, gap: f64) -> bool {
+        self.link
+            .filter(|l| l.gaps >= LINK_RUN)
+            .is_some_and(|l| l.intervals(gap) == Some(1.0))
+    }
+
+    /// Follows the arrival gaps of samples late on the floor by more than
+    /// half a period (see [`Self::link_losses`]): a gap shorter than a
+    /// period starts a link at its interval; a gap of a whole number of
+    /// intervals adds to it; a longer gap that is none (the link paused)
+    /// leaves it; a shorter one starts another. A sample not late (the
+    /// backlog drained) or queued right behind its predecessor ends it.
+    #[inline(always)]
+    fn track_link(&mut self, n: i64, q: i64, gap: f64, p: f64) {
+        if gap >= p && self.link.is_none() {
+            return;
+        }
+        // The residual for number n: the one for the next number unless
+        // the sample was numbered after losses.
+        let r = if self.last_n.is_some_and(|l| n == l.saturating_add(1)) {
+            self.r_next
+        } else {
+            self.floor_residual(n, q, Some(p))
+        };
+        let late = gap >= QUEUED * p && r.is_some_and(|r| r > 0.5 * p) && self.fit.stats_valid();
+        if !late && self.link.is_none() {
+            return;
+        }
+        self.link = match self.link {
+            _ if !late => None,
+            Some(mut l) => match l.intervals(gap) {
+                Some(k) => {
+                    l.push(gap, k);
+                    Some(l)
+                }
+                // A shorter gap that is no whole number of the interval:
+                // another link (or none).
+                None if gap < l.interval() => Some(LinkDrain::start(gap)),
+                // A longer one: the link paused (or a gap of lost samples
+                // strayed further than the bound).
+                None => Some(l),
+            },
+            None => (gap < p).then(|| LinkDrain::start(gap)),
+        };
     }
 
     /// The period the numbering uses before the fit is trustworthy: the

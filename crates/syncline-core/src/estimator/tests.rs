@@ -2343,3 +2343,107 @@ fn early_losses_do_not_replace_the_configured_period() {
     // Before: the period relearned as 12.9 ms, 200 ms off at sample 363.
     assert!(worst < 5 * P, "worst {worst} ns");
 }
+
+/// A case of `slow_link_streams_are_handled`: a 52 ms stall drained by a
+/// link 8 % faster than the sensor, with 17 % of the samples lost after
+/// their turn on the link (22 of the 66 drained). Each loss makes a gap of
+/// two link intervals, 1.84 periods, which the floor read as one more
+/// sample delayed: the numbering fell a period behind per loss, 219 ms in
+/// all. The gaps count the samples once three fit the link's interval
+/// (`Estimator::link_losses`): only the two losses before that stay
+/// unseen until the drain ends.
+#[test]
+fn losses_inside_a_drain_are_counted_by_the_link_interval() {
+    let (drain, loss) = (0.921_025_111_164_145_8, 0.165_023_648_584_282_98);
+    let mut rng = Rng(15_248_810_071_863_975_710);
+    let mut e = est(Some(P));
+    let (mut last, mut worst, mut lost_in_drain) = (0i64, 0i64, 0);
+    for k in 0..300i64 {
+        let t = T0 + k * P;
+        let extra = if k == 72 { 21 * P / 4 } else { 0 };
+        // (The draw of a jitter of mean 0 keeps the case's sequence.)
+        let q = (t + 1_000_000 + rng.exp(0.0) + extra).max(last + (drain * P as f64) as i64);
+        last = q;
+        if rng.next() < loss {
+            lost_in_drain += i32::from((73..139).contains(&k));
+            continue;
+        }
+        let got = e.update(ts(q)).unwrap().stamp.as_nanos();
+        worst = worst.max((got - t).abs());
+    }
+    assert!(lost_in_drain >= 20, "{lost_in_drain}");
+    assert!(worst < 25_000_000, "{} ms off", worst / 1_000_000);
+}
+
+/// A 150 ms stall drained by a link at 0.8 periods a sample, whose
+/// intervals vary by `link_sd` (relative), with the samples at `lost` lost
+/// after their turn on the link and the link pausing `pauses` (extra
+/// intervals, not whole numbers) before the samples at `paused`. Returns
+/// the worst error from the fourth drained sample on (the first ones
+/// come before the link's interval is known: the floor alone numbers them,
+/// and one may be taken for the first after many losses until the next
+/// arrival overturns it) and the status.
+fn drain_with(
+    seed: u64,
+    link_sd: f64,
+    lost: &[i64],
+    paused: &[(i64, f64)],
+) -> (i64, EstimatorStatus) {
+    let mut rng = Rng(seed);
+    let mut e = est(Some(P));
+    let (mut last, mut worst) = (0i64, 0i64);
+    for k in 0..400i64 {
+        let t = T0 + k * P;
+        let extra = if k == 200 { 15 * P } else { 0 };
+        // A link interval of 0.8 periods, spread by about link_sd.
+        let jitter = (rng.next() - 0.5) * 3.46 * link_sd;
+        let pause = paused.iter().filter(|d| d.0 == k).map(|d| d.1).sum::<f64>();
+        let step = ((0.8 * (1.0 + jitter) + 0.8 * pause) * P as f64) as i64;
+        let q =
+            (t + 1_000_000 + rng.exp(500_000.0) * i64::from(extra == 0) + extra).max(last + step);
+        last = q;
+        if lost.contains(&k) {
+            continue;
+        }
+        let got = e.update(ts(q)).unwrap().stamp.as_nanos();
+        if k >= 204 {
+            worst = worst.max((got - t).abs());
+        }
+    }
+    (worst, e.status())
+}
+
+#[test]
+fn losses_on_a_jittered_link_are_counted_by_its_interval() {
+    // 30 lost in the drain of 75 samples (201..276), none before the link's
+    // interval is known; the link's intervals vary by 0.5 % and 1 %.
+    let lost: Vec<i64> = (0..30).map(|i| 206 + 2 * i).collect();
+    for seed in 1..=32 {
+        for sd in [0.0, 0.005, 0.01] {
+            let (worst, st) = drain_with(seed, sd, &lost, &[]);
+            assert!(
+                worst < 12_000_000,
+                "seed {seed} sd {sd}: {} ms, {st:?}",
+                worst / 1_000_000
+            );
+            assert_eq!(st.losses_detected, 30, "seed {seed} sd {sd}: {st:?}");
+        }
+    }
+}
+
+#[test]
+fn a_link_pausing_inside_a_drain_loses_no_sample() {
+    // Pauses of 0.37-2.6 intervals: none a whole number of them.
+    let paused = [(210, 0.37), (230, 1.6), (250, 2.6), (260, 0.9)];
+    for seed in 1..=32 {
+        for sd in [0.0, 0.005, 0.01] {
+            let (worst, st) = drain_with(seed, sd, &[], &paused);
+            assert_eq!(st.losses_detected, 0, "seed {seed} sd {sd}: {st:?}");
+            assert!(
+                worst < 12_000_000,
+                "seed {seed} sd {sd}: {} ms, {st:?}",
+                worst / 1_000_000
+            );
+        }
+    }
+}
