@@ -414,9 +414,6 @@ pub struct Estimator {
     force_delayed: bool,
     /// A backlog draining at a link's interval (see [`Self::link_losses`]).
     link: Option<LinkDrain>,
-    /// The newest sample's residual on the floor if numbered next (set by
-    /// [`Self::infer_number`], read by [`Self::track_link`]).
-    r_next: Option<f64>,
     st: EstimatorStatus,
 }
 
@@ -518,7 +515,6 @@ impl Estimator {
             draining: false,
             force_delayed: false,
             link: None,
-            r_next: None,
             st,
         })
     }
@@ -724,13 +720,14 @@ impl Estimator {
             _ => (false, false),
         };
         self.draining &= queued;
-        let link_losses = match (since_last, period) {
-            (Some(gap), Some(_)) if self.link.is_some() => self.link_losses(gap as f64),
-            _ => None,
-        };
-        let (n, lost, alt) = self.infer_number(q, index, period, queued, link_losses);
+        let link_losses = since_last.and_then(|gap| self.link_losses(gap as f64));
+        // The residual on the floor if numbered next.
+        let r0 = self
+            .last_n
+            .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
+        let (n, lost, alt) = self.infer_number(q, index, period, r0, queued, link_losses);
         if let (Some(gap), Some(p)) = (since_last, period) {
-            self.track_link(n, q, gap as f64, p);
+            self.track_link(n, q, r0, gap as f64, p);
         }
         let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
         if index.is_some() {
@@ -1004,18 +1001,16 @@ impl Estimator {
         q: i64,
         index: Option<u64>,
         period: Option<f64>,
+        r0: Option<f64>,
         queued: bool,
         link_losses: Option<i64>,
     ) -> (i64, u64, Option<Ambiguous>) {
         let had_index = self.last_index.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
-        self.r_next = None;
         let Some(prev) = self.last_n else {
             return (self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
-        let r0 = self.floor_residual(base, q, period);
-        self.r_next = r0;
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
@@ -1132,9 +1127,7 @@ impl Estimator {
     /// so the pending one was delayed, however well the next sample's
     /// arrival would fit a loss of many samples.
     pub(super) fn link_queued(&self, gap: f64) -> bool {
-        self.link
-            .filter(|l| l.gaps >= LINK_RUN)
-            .is_some_and(|l| l.intervals(gap) == Some(1.0))
+        self.link_losses(gap) == Some(0)
     }
 
     /// Follows the arrival gaps of samples late on the floor by more than
@@ -1144,14 +1137,14 @@ impl Estimator {
     /// leaves it; a shorter one starts another. A sample not late (the
     /// backlog drained) or queued right behind its predecessor ends it.
     #[inline(always)]
-    fn track_link(&mut self, n: i64, q: i64, gap: f64, p: f64) {
+    fn track_link(&mut self, n: i64, q: i64, r0: Option<f64>, gap: f64, p: f64) {
         if gap >= p && self.link.is_none() {
             return;
         }
         // The residual for number n: the one for the next number unless
         // the sample was numbered after losses.
         let r = if self.last_n.is_some_and(|l| n == l.saturating_add(1)) {
-            self.r_next
+            r0
         } else {
             self.floor_residual(n, q, Some(p))
         };
