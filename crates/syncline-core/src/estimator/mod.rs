@@ -127,6 +127,17 @@ const BACK_RUN: u32 = 3;
 const ANNOUNCE_TIMEOUT: u32 = 10;
 /// Stall delays are modelled as spread over this many periods.
 const STALL_SPREAD: f64 = 10.0;
+/// How far below the floor, in periods, a sample may arrive and still be
+/// on time for a later number (the floor's place is that uncertain on a
+/// young or drifting fit; see `Estimator::loss_slack`).
+const LOSS_SLACK: f64 = 0.05;
+/// Where the floor is known better: its spread, in mean residuals above
+/// it, plus a margin in periods (`Estimator::loss_slack`).
+const LOSS_SLACK_JITTER: f64 = 2.0;
+const LOSS_SLACK_MIN: f64 = 0.002;
+/// The floor's slope must lie within this fraction of the expected period
+/// for its spread to bound the slack (`Estimator::loss_slack`).
+const LOSS_SLACK_PERIOD: f64 = 0.01;
 /// Arrival gaps of samples late by more than half a period, each one link
 /// interval or a whole number of them, from which those samples are a
 /// backlog drained by the link (see `Estimator::link_losses`).
@@ -1014,9 +1025,15 @@ impl Estimator {
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
-            (Some(r0), Some(p)) if r0 > 0.95 * p && (!queued || self.announced > 0) => {
+            // (The slack is at most `LOSS_SLACK` periods: most samples are
+            // judged without it.)
+            (Some(r0), Some(p))
+                if r0 > (1.0 - LOSS_SLACK) * p
+                    && (!queued || self.announced > 0)
+                    && r0 + self.loss_slack(p) > p =>
+            {
                 let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
-                let m = ((r0 + 0.05 * p) / p).floor().min(max_gap);
+                let m = ((r0 + self.loss_slack(p)) / p).floor().min(max_gap);
                 (m as i64, r0 - m * p)
             }
             _ => (0, 0.0),
@@ -1098,6 +1115,33 @@ impl Estimator {
         } else {
             (base, 0, alt)
         }
+    }
+
+    /// How far below the floor (ns) a sample may arrive and still be taken
+    /// for a later number on time, after losses: [`LOSS_SLACK`] of a
+    /// period, the floor's uncertainty on a young or drifting fit, but no
+    /// more than the floor's own spread ([`LOSS_SLACK_JITTER`] mean
+    /// residuals above it, plus [`LOSS_SLACK_MIN`] of a period) where the
+    /// floor runs at the expected period (within [`LOSS_SLACK_PERIOD`]).
+    /// On a jitter-free stream the floor is exact: a sample 0.4 ms before
+    /// a later number's floor is not on time for it but late for an
+    /// earlier one (a stall of four periods less 0.4 ms is not four
+    /// losses). Taken for the later number, it dented the floor by as
+    /// much, every later sample looked late by the dent, and the numbering
+    /// took the losses after it for delays, periods off for tens of
+    /// samples. A floor laid on a drained backlog (a line at the link's
+    /// interval, no spread at all) is not at the expected period, and says
+    /// nothing of the jitter: there the slack stays.
+    fn loss_slack(&self, p: f64) -> f64 {
+        let wide = LOSS_SLACK * p;
+        let at_period = match (self.expected, self.fit.floor()) {
+            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < LOSS_SLACK_PERIOD,
+            _ => false,
+        };
+        if !(self.fit.stats_valid() && at_period) {
+            return wide;
+        }
+        wide.min(LOSS_SLACK_JITTER * self.fit.mean_r + LOSS_SLACK_MIN * p)
     }
 
     /// The samples lost in a gap of `gap` ns inside a backlog draining at a
