@@ -222,8 +222,13 @@ pub(crate) struct LineFit {
     /// The expected period (prior of the quantised fit).
     pub prior_period: Option<f64>,
     quant: QuantFit,
-    /// Added to the active line so that mode switches are continuous.
+    /// Added to the active line so that mode switches are continuous
+    /// (always 0 in the hull mode, whose output is the floor).
     out_offset: f64,
+    /// Set by a cut of the history (a detected change): the next rebuild
+    /// with statistics places a least-squares output at the floor again
+    /// ([`Self::relevel`]).
+    relevel: bool,
     pub mode: FitMode,
     /// The mean to standard deviation ratio above which the fit enters
     /// least squares once its first choice is made (`chosen`).
@@ -265,6 +270,7 @@ impl LineFit {
             prior_period: None,
             quant: QuantFit::new(),
             out_offset: 0.0,
+            relevel: false,
             mode: FitMode::Hull,
             ls_enter: LS_ENTER_RATIO,
             chosen: false,
@@ -500,8 +506,9 @@ impl LineFit {
             self.pts.pop_front();
         }
         // A cut follows a change: the quantised output's old offset no
-        // longer holds.
+        // longer holds, nor does the least-squares output's.
         self.quant.resync();
+        self.relevel = true;
         self.rebuild_now();
     }
 
@@ -861,6 +868,10 @@ impl LineFit {
         self.refresh_lines(true);
         self.refit_quantised();
         self.apply_mode();
+        if self.relevel && self.stats_valid {
+            self.relevel = false;
+            self.relevel();
+        }
         self.exponential = self.mode == FitMode::Hull
             && self.stats_valid
             && self.mean_r < LS_LEAVE_RATIO * self.std_r;
@@ -923,7 +934,7 @@ impl LineFit {
     /// mean jitter; a jump there would be an error of that size). The
     /// output so far is the active line (the floor where the mode's own
     /// line is gone, as the quantised one is once the clock is not coarse).
-    /// Entering the hull mode, the output is never kept above the floor.
+    /// Entering the hull mode, the output is the floor itself.
     fn apply_mode(&mut self) {
         let want = self.wanted_mode();
         self.chosen |= self.stats_valid;
@@ -940,16 +951,39 @@ impl LineFit {
         let (Some(a), Some(b)) = (old.eval(last), new.eval(last)) else {
             return;
         };
-        self.out_offset = (a - b) as f64;
-        // Not above the floor in the hull mode: its estimates are never
-        // after their arrival, so a line above the floor would give most
-        // samples their arrival time for as long as the mode lasts (a young
-        // least-squares line tilted by an early stall leaves such an
-        // offset). The output steps down to the floor instead.
-        if want == FitMode::Hull {
-            self.out_offset = self.out_offset.min(0.0);
-        }
+        // The hull mode's output is the floor: the line of the least-delayed
+        // arrivals, the level the estimates are defined at (less the known
+        // minimum latency). An offset kept from the old line would outlive
+        // it for as long as the mode lasts. Above the floor, its estimates
+        // (never after their arrival) would be most samples' arrival times
+        // (a young least-squares line tilted by an early stall leaves such
+        // an offset); below it, every estimate would carry a latency no
+        // arrival shows (a least-squares line lifted by a drained backlog,
+        // milliseconds on streams that lose samples).
+        self.out_offset = if want == FitMode::Hull {
+            0.0
+        } else {
+            (a - b) as f64
+        };
         self.mode = want;
+    }
+
+    /// Places a least-squares output at the floor of the newest point, as
+    /// a switch from the hull mode does. After a cut: the offset kept from
+    /// before it measured the old line's height above the old floor, and a
+    /// line fitted afresh (a stream that drains stalls over a link lifts it
+    /// by the backlog it holds) can lie at another; the difference would
+    /// stay in every estimate for as long as the mode lasts.
+    fn relevel(&mut self) {
+        if self.mode != FitMode::LeastSquares {
+            return;
+        }
+        let at = |l: Option<Line>, n| l.and_then(|l| l.eval(n));
+        if let Some(n) = self.pts.back().map(|p| p.n)
+            && let (Some(floor), Some(ls)) = (at(self.floor, n), at(self.ls, n))
+        {
+            self.out_offset = (floor - ls) as f64;
+        }
     }
 
     fn line_of(&self, mode: FitMode) -> Option<Line> {
@@ -1166,12 +1200,13 @@ mod tests {
         }
     }
 
-    /// A switch into the hull mode keeps the output continuous only as far
-    /// as the floor: a continuity offset above it would put the line above
-    /// most arrivals, and the hull mode's estimates (never after their
-    /// arrival) would be the arrivals themselves from then on.
+    /// A switch into the hull mode puts the output on the floor: a
+    /// continuity offset above it would put the line above most arrivals,
+    /// and the hull mode's estimates (never after their arrival) would be
+    /// the arrivals themselves from then on; one below it would add a
+    /// latency no arrival shows, for as long as the mode lasts.
     #[test]
-    fn entering_the_hull_mode_never_lifts_the_output_above_the_floor() {
+    fn entering_the_hull_mode_puts_the_output_on_the_floor() {
         let mut f = LineFit::new(512);
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         for n in 0..300 {
@@ -1195,8 +1230,9 @@ mod tests {
         f.out_offset = 0.0;
         f.apply_mode();
         assert_eq!(f.mode, FitMode::Hull);
-        assert!(f.active_now().unwrap().eval(last) <= floor.eval(last));
-        // Below the floor, the offset stays (no step in the output).
+        assert_eq!(f.active_now().unwrap().eval(last), floor.eval(last));
+        // From below the floor, too (a least-squares output placed on a
+        // line lifted by a drained backlog).
         f.mode = FitMode::LeastSquares;
         f.ls = Some(Line {
             c: floor.c - 1_000_000.0,
@@ -1204,7 +1240,8 @@ mod tests {
         });
         f.out_offset = 0.0;
         f.apply_mode();
-        assert_eq!(f.out_offset, -1_000_000.0);
+        assert_eq!(f.mode, FitMode::Hull);
+        assert_eq!(f.active_now().unwrap().eval(last), floor.eval(last));
     }
 
     #[test]

@@ -2514,3 +2514,89 @@ fn a_stall_short_of_whole_periods_drained_with_losses_keeps_the_floor() {
         );
     }
 }
+
+/// A stream of the kind `scripts/drain_draws.py` builds (its models A and
+/// C): a 10 ms period, 1 ms latency plus exponential jitter (none, or a
+/// mean of up to 3 ms), 3000 samples, one to six stalls of 3-20 periods
+/// drained by a link at 0.6-0.97 of the period, and 2-20 % of the samples
+/// lost, before the link (odd seeds: no gap) or after their turn on it
+/// (even seeds). Returns the kept `(time, arrival)` samples.
+fn lossy_drained_stream(seed: u64) -> Vec<(i64, i64)> {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let link = ((0.6 + 0.37 * rng.next()) * P as f64) as i64;
+    let jitter = if rng.next() < 0.5 {
+        0.0
+    } else {
+        0.3 * P as f64 * rng.next()
+    };
+    let loss = 0.02 + 0.18 * rng.next();
+    let stalls: Vec<i64> = (0..1 + (rng.next() * 6.0) as usize)
+        .map(|_| 100 + (rng.next() * 2700.0) as i64)
+        .collect();
+    let (mut last, mut kept) = (0i64, Vec::new());
+    for k in 0..3000i64 {
+        let t = T0 + k * P;
+        let stall = if stalls.contains(&k) {
+            ((3.0 + 17.0 * rng.next()) * P as f64) as i64
+        } else {
+            0
+        };
+        let delay = if jitter > 0.0 { rng.exp(jitter) } else { 0 };
+        let lost = rng.next() < loss;
+        if lost && seed % 2 == 1 {
+            continue;
+        }
+        let q = (t + 1_000_000 + delay + stall).max(last + link);
+        last = q;
+        if !lost {
+            kept.push((t, q));
+        }
+    }
+    kept
+}
+
+/// Runs of [`lossy_drained_stream`] give their estimates at the floor, the
+/// 1 ms latency of these streams (the jitter's least values are a few µs).
+/// In the hull mode the output is the floor itself: a switch into it used
+/// to keep the output continuous as far down as the old line went, and a
+/// least-squares line lifted by drained backlogs left every later estimate
+/// 1.5-8.8 ms before the floor on 12 of the 45 runs that end in the hull
+/// mode. One whose numbering fails under the losses (seed 3: 514 lost, 456
+/// counted and 40 taken for delays, the floor 430 ppm off after 13
+/// changes) is off for that reason; at most one may be. In least squares
+/// the output is placed at the floor on entering and again after a cut of
+/// the history, when the line is fitted afresh; it kept the offset from
+/// before the cut, and 14 of the 19 runs that end in least squares were
+/// more than 1 ms off (2.1 ms on average). A line refitted after a cut can
+/// still tilt away from the floor as the backlogs come and go: 5 are (0.8
+/// ms on average); at most a third may be.
+#[test]
+fn lossy_drained_streams_are_estimated_at_their_floor() {
+    let (mut hull, mut ls) = ((0, Vec::new()), (0, Vec::new()));
+    for seed in 0..64u64 {
+        let s = lossy_drained_stream(seed);
+        let mut e = est(Some(P));
+        let errs = errors(&mut e, &s);
+        let level = median(&errs[errs.len() * 3 / 4..]) - 1_000_000;
+        let (runs, off, bound) = match e.status().mode {
+            FitMode::Hull => (&mut hull.0, &mut hull.1, 100_000),
+            FitMode::LeastSquares => (&mut ls.0, &mut ls.1, 1_000_000),
+            FitMode::Quantised => continue,
+        };
+        *runs += 1;
+        if level.abs() > bound {
+            off.push((seed, level));
+        }
+    }
+    assert!(hull.0 >= 32 && ls.0 >= 10, "{} and {} runs", hull.0, ls.0);
+    assert!(
+        hull.1.len() <= 1,
+        "off the floor in the hull mode: {:?}",
+        hull.1
+    );
+    assert!(
+        3 * ls.1.len() <= ls.0,
+        "off the floor in least squares: {:?}",
+        ls.1
+    );
+}
