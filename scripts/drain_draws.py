@@ -16,7 +16,9 @@ period. Models:
     C  losses (2-20 %) before the link (no gap), no link pauses
     M  a mix: losses 0-15 % on or off the link, pauses 0-15 %
 
-Prints per draw the worst and mean absolute error (ms) of each binary and,
+Prints per draw the worst and mean absolute error (ms) of each binary and
+its level (the median of estimate - true - 1 ms over the draw's second
+half, 0 on the floor), how many draws' level is more than 0.5 ms off and,
 with --base, how many draws the new binary's mean error is more than 5 %
 lower or higher on, and the geometric mean of the ratio.
 
@@ -72,12 +74,21 @@ def draw(seed, model):
 
 
 def errors(binary, path, p, rows, level=0):
+    """Worst and mean |error| (ms), and the output's level: the median of
+    estimate - true - LATENCY_NS over the second half (ms; 0 on the floor)."""
     out = subprocess.run(
         [binary, "estimate", "--window-ns", "5000000000", "--period-ns", str(p), path],
         capture_output=True, text=True, check=True).stdout
     est = [json.loads(line)["estimate_ns"] for line in out.splitlines() if line.startswith('{"id')]
-    errs = [abs(e - t - level) for e, (_, t) in zip(est, rows)]
-    return max(errs) / 1e6, sum(errs) / len(errs) / 1e6
+    signed = [e - t for e, (_, t) in zip(est, rows)]
+    errs = [abs(e - level) for e in signed]
+    late = sorted(signed[len(signed) // 2:])
+    return max(errs) / 1e6, sum(errs) / len(errs) / 1e6, (late[len(late) // 2] - LATENCY_NS) / 1e6
+
+
+def off_floor(levels):
+    """How many levels lie more than 0.5 ms off the floor, and below it."""
+    return sum(abs(x) > 0.5 for x in levels), sum(x < -0.5 for x in levels)
 
 
 def main():
@@ -91,7 +102,7 @@ def main():
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
     better = worse = 0
-    logs = []
+    logs, levels = [], {"new": [], "base": []}
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(int(lo), int(hi or lo) + 1):
             p, rows = draw(seed, a.model)
@@ -102,14 +113,18 @@ def main():
             level = LATENCY_NS if a.from_floor else 0
             new = errors(a.bin, path, p, rows, level)
             line = f"{a.model}{seed} new {new[0]:.1f} {new[1]:.3f}"
+            levels["new"].append(new[2])
             if a.base:
                 old = errors(a.base, path, p, rows, level)
                 line += f" base {old[0]:.1f} {old[1]:.3f}"
+                levels["base"].append(old[2])
                 # Means below 1 us (exact on the floor) compare as 1 us.
                 logs.append(math.log(max(new[1], 1e-3) / max(old[1], 1e-3)))
                 better += new[1] < 0.95 * old[1]
                 worse += new[1] > 1.05 * old[1]
-            print(line)
+            print(line + "  level " + " ".join(f"{v[-1]:+.2f}" for v in levels.values() if v))
+    print(f"model {a.model}: level more than 0.5 ms off the floor (of which below it): "
+          + ", ".join("%s %d (%d)" % ((k,) + off_floor(v)) for k, v in levels.items() if v))
     if a.base:
         print(f"model {a.model}: mean error lower on {better}, higher on {worse} of "
               f"{len(logs)} draws; geometric mean ratio {math.exp(sum(logs) / len(logs)):.3f}")
