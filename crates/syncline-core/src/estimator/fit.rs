@@ -222,8 +222,9 @@ pub(crate) struct LineFit {
     /// The expected period (prior of the quantised fit).
     pub prior_period: Option<f64>,
     quant: QuantFit,
-    /// Added to the active line so that mode switches are continuous
-    /// (always 0 in the hull mode, whose output is the floor).
+    /// Added to the least-squares line so that a switch into least squares
+    /// is continuous (0 in the hull and quantised modes, whose outputs are
+    /// their own lines).
     out_offset: f64,
     /// Set by a cut of the history (a detected change): the next rebuild
     /// with statistics places a least-squares output at the floor again
@@ -929,12 +930,13 @@ impl LineFit {
         }
     }
 
-    /// Switches mode if the statistics ask for it, keeping the output
-    /// continuous at the newest point (the two lines differ by about the
-    /// mean jitter; a jump there would be an error of that size). The
-    /// output so far is the active line (the floor where the mode's own
-    /// line is gone, as the quantised one is once the clock is not coarse).
-    /// Entering the hull mode, the output is the floor itself.
+    /// Switches mode if the statistics ask for it. Entering least squares,
+    /// the output stays continuous at the newest point (the two lines
+    /// differ by about the mean jitter; a jump there would be an error of
+    /// that size): the output so far is the active line (the floor where
+    /// the mode's own line is gone, as the quantised one is once the clock
+    /// is not coarse). Entering the hull or the quantised mode, the output
+    /// is that mode's own line.
     fn apply_mode(&mut self) {
         let want = self.wanted_mode();
         self.chosen |= self.stats_valid;
@@ -951,19 +953,21 @@ impl LineFit {
         let (Some(a), Some(b)) = (old.eval(last), new.eval(last)) else {
             return;
         };
-        // The hull mode's output is the floor: the line of the least-delayed
-        // arrivals, the level the estimates are defined at (less the known
-        // minimum latency). An offset kept from the old line would outlive
-        // it for as long as the mode lasts. Above the floor, its estimates
-        // (never after their arrival) would be most samples' arrival times
-        // (a young least-squares line tilted by an early stall leaves such
-        // an offset); below it, every estimate would carry a latency no
+        // The hull mode's output is the floor, and the quantised mode's the
+        // likelihood line: both the line of the least delay, the level the
+        // estimates are defined at (less the known minimum latency). An
+        // offset kept from the old line would outlive it for as long as
+        // the mode lasts. Above the floor, the hull mode's estimates (never
+        // after their arrival) would be most samples' arrival times (a
+        // young least-squares line tilted by an early stall leaves such an
+        // offset); below it, every estimate would carry a latency no
         // arrival shows (a least-squares line lifted by a drained backlog,
-        // milliseconds on streams that lose samples).
-        self.out_offset = if want == FitMode::Hull {
-            0.0
-        } else {
-            (a - b) as f64
+        // milliseconds on streams that lose samples). On a quantised clock
+        // the floor lies up to a tick above the line of least delay, and
+        // the least-squares output before the switch sits at it.
+        self.out_offset = match want {
+            FitMode::LeastSquares => (a - b) as f64,
+            FitMode::Hull | FitMode::Quantised => 0.0,
         };
         self.mode = want;
     }
