@@ -229,7 +229,7 @@ pub(crate) struct LineFit {
     /// Set by a cut of the history (a detected change): the next rebuild
     /// with statistics places a least-squares output at the floor again
     /// ([`Self::relevel`]).
-    relevel: bool,
+    relevel_pending: bool,
     pub mode: FitMode,
     /// The mean to standard deviation ratio above which the fit enters
     /// least squares once its first choice is made (`chosen`).
@@ -271,7 +271,7 @@ impl LineFit {
             prior_period: None,
             quant: QuantFit::new(),
             out_offset: 0.0,
-            relevel: false,
+            relevel_pending: false,
             mode: FitMode::Hull,
             ls_enter: LS_ENTER_RATIO,
             chosen: false,
@@ -509,7 +509,7 @@ impl LineFit {
         // A cut follows a change: the quantised output's old offset no
         // longer holds, nor does the least-squares output's.
         self.quant.resync();
-        self.relevel = true;
+        self.relevel_pending = true;
         self.rebuild_now();
     }
 
@@ -869,8 +869,8 @@ impl LineFit {
         self.refresh_lines(true);
         self.refit_quantised();
         self.apply_mode();
-        if self.relevel && self.stats_valid {
-            self.relevel = false;
+        if self.relevel_pending && self.stats_valid {
+            self.relevel_pending = false;
             self.relevel();
         }
         self.exponential = self.mode == FitMode::Hull
