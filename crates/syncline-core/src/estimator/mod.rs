@@ -18,6 +18,13 @@
 //! arrival clock is quantised. The history grows while the data fit one
 //! line and is cut after a detected change (period step, clock step).
 //!
+//! An estimate is the sample's place on the line of least delay (the
+//! floor of the arrivals; on a quantised clock, the likelihood line), less
+//! the configured minimum latency: a latency every sample shares cannot be
+//! seen in arrival times and stays in the estimates (under symmetric
+//! jitter, the floor's level as of the switch into least squares or the
+//! last detected change).
+//!
 //! ```
 //! use syncline_core::estimator::{Estimator, EstimatorConfig};
 //! use syncline_core::{TimeDelta, Timestamp};
