@@ -73,15 +73,15 @@ def draw(seed, model):
     return p, rows
 
 
-def errors(binary, path, p, rows, level=0):
-    """Worst and mean |error| (ms), and the output's level: the median of
+def errors(binary, path, p, rows, offset=0):
+    """Worst and mean |error - offset| (ms), and the output's level: the median of
     estimate - true - LATENCY_NS over the second half (ms; 0 on the floor)."""
     out = subprocess.run(
         [binary, "estimate", "--window-ns", "5000000000", "--period-ns", str(p), path],
         capture_output=True, text=True, check=True).stdout
     est = [json.loads(line)["estimate_ns"] for line in out.splitlines() if line.startswith('{"id')]
     signed = [e - t for e, (_, t) in zip(est, rows)]
-    errs = [abs(e - level) for e in signed]
+    errs = [abs(e - offset) for e in signed]
     late = sorted(signed[len(signed) // 2:])
     return max(errs) / 1e6, sum(errs) / len(errs) / 1e6, (late[len(late) // 2] - LATENCY_NS) / 1e6
 
@@ -110,12 +110,12 @@ def main():
             with open(path, "w") as f:
                 f.write("event,time_ns,index,true_ns\n")
                 f.writelines(f"sample,{q},,{t}\n" for q, t in rows)
-            level = LATENCY_NS if a.from_floor else 0
-            new = errors(a.bin, path, p, rows, level)
+            offset = LATENCY_NS if a.from_floor else 0
+            new = errors(a.bin, path, p, rows, offset)
             line = f"{a.model}{seed} new {new[0]:.1f} {new[1]:.3f}"
             levels["new"].append(new[2])
             if a.base:
-                old = errors(a.base, path, p, rows, level)
+                old = errors(a.base, path, p, rows, offset)
                 line += f" base {old[0]:.1f} {old[1]:.3f}"
                 levels["base"].append(old[2])
                 # Means below 1 us (exact on the floor) compare as 1 us.
