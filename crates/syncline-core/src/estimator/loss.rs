@@ -5,7 +5,7 @@
 use super::fit::{Line, Point};
 use super::{
     Ambiguous, BELOW_FACTOR, DRAIN_FALL, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator,
-    EstimatorError, LossWatch, PAUSE_WATCH, Pending, STALL_SPREAD,
+    EstimatorError, LinkDrain, LossWatch, PAUSE_WATCH, Pending, STALL_SPREAD,
 };
 
 /// How much sooner than a period after a pending sample, in standard
@@ -264,6 +264,8 @@ impl Estimator {
                 .max(DRAIN_FALL * p),
             arrivals,
             len: 1,
+            intervals: 1,
+            link: LinkDrain::start(q.saturating_sub(pd.point.q) as f64),
         }));
     }
 
@@ -277,15 +279,22 @@ impl Estimator {
     /// the jitter spreads; the sum of the gaps can. Once the arrivals since
     /// the judged sample fall behind by [`DRAIN_CONFIRM`] standard
     /// deviations of the difference of two residuals, and by at least
-    /// [`DRAIN_FALL`] of a period (every gap shorter than a period), the
-    /// verdict is overturned: the estimator is put
-    /// back as it was, the judged sample taken for delayed, and the
-    /// arrivals since are numbered again as a draining backlog (queued
-    /// while they come within a period and are still late), which keeps
-    /// the clock line and the numbering of before the stall. The estimates
-    /// already returned stand. A gap of a period or more, a counter, a
-    /// step back, an announced loss, a reference pulse or [`DRAIN_WATCH`]
-    /// arrivals end the watch: the verdict stands.
+    /// [`DRAIN_FALL`] of a period, the verdict is overturned: the
+    /// estimator is put back as it was, the judged sample taken for
+    /// delayed, and the arrivals since are numbered again as a draining
+    /// backlog (queued while they come within a period and are still
+    /// late), which keeps the clock line and the numbering of before the
+    /// stall. The estimates already returned stand.
+    ///
+    /// Each gap shorter than a period is one interval of the link; the
+    /// gaps measure it (a [`LinkDrain`]). A longer gap that is a whole
+    /// number `k` of those intervals held `k − 1` samples lost after their
+    /// turn on the link: the arrivals fall behind `k` periods over it, and
+    /// the numbering again after an overturn counts those samples with
+    /// the link the watch measured, from the backlog's first gap on. Any
+    /// other gap of a period or more (a pause of the link, or of the
+    /// device), a counter, a step back, an announced loss, a reference
+    /// pulse or [`DRAIN_WATCH`] arrivals end the watch: the verdict stands.
     #[cold]
     pub(super) fn watch_drain(
         &mut self,
@@ -294,17 +303,27 @@ impl Estimator {
     ) -> Option<Result<Estimate, EstimatorError>> {
         let w = self.drain_watch.as_mut()?;
         let last = w.arrivals[w.len - 1];
-        let gap = q.checked_sub(last);
-        if index.is_some()
-            || w.len >= DRAIN_WATCH
-            || !gap.is_some_and(|g| g >= 0 && (g as f64) < w.period)
-        {
+        let gap = q.checked_sub(last).filter(|&g| g >= 0).map(|g| g as f64);
+        let k = match gap {
+            Some(g) if g < w.period => Some(1.0),
+            // A whole number (two or more) of a link's intervals: samples
+            // lost after their turn on the link.
+            Some(g) if w.link.interval() < w.period => w.link.intervals(g),
+            _ => None,
+        };
+        let (Some(k), Some(g)) = (k, gap) else {
+            self.drain_watch = None;
+            return None;
+        };
+        if index.is_some() || w.len >= DRAIN_WATCH {
             self.drain_watch = None;
             return None;
         }
+        w.link.push(g, k);
         w.arrivals[w.len] = q;
         w.len += 1;
-        let deficit = w.len as f64 * w.period - q.saturating_sub(w.first) as f64;
+        w.intervals += k as i64;
+        let deficit = w.intervals as f64 * w.period - q.saturating_sub(w.first) as f64;
         if deficit < w.confirm {
             return None;
         }
@@ -313,6 +332,7 @@ impl Estimator {
             first,
             arrivals,
             len,
+            link,
             ..
         } = *self.drain_watch.take()?;
         *self = before;
@@ -320,13 +340,19 @@ impl Estimator {
         self.refs.restore_capacity();
         self.force_delayed = true;
         self.draining = true;
+        // The numbering counts the samples lost in the backlog by the
+        // link the watch measured, from its first gap on.
+        self.link = Some(link);
+        self.replaying = true;
         // The copy was taken within the judging arrival's update.
         let _ =
             self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
         for &a in &arrivals[1..len - 1] {
             let _ = self.update_inner(a, None);
         }
-        Some(self.update_inner(q, None))
+        let e = self.update_inner(q, None);
+        self.replaying = false;
+        Some(e)
     }
 
     /// After a loss verdict given by a sample less than a period after the

@@ -337,6 +337,13 @@ struct DrainWatch {
     /// The arrivals since the judged one, the judging one first.
     arrivals: [i64; DRAIN_WATCH],
     len: usize,
+    /// The link intervals the arrivals span: one per gap shorter than a
+    /// period, `k` for a gap of `k` of them (`k − 1` samples lost on the
+    /// link; see [`Estimator::watch_drain`]).
+    intervals: i64,
+    /// The link those gaps measure (handed to the numbering if the
+    /// verdict is overturned).
+    link: LinkDrain,
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -430,6 +437,9 @@ pub struct Estimator {
     draining: bool,
     /// The next verdict is a delay (set by a replay after a drain).
     force_delayed: bool,
+    /// Arrivals a drain watch measured the link with are being numbered
+    /// again: their gaps are in [`Self::link`] already.
+    replaying: bool,
     /// A backlog draining at a link's interval (see [`Self::link_losses`]).
     link: Option<LinkDrain>,
     st: EstimatorStatus,
@@ -532,6 +542,7 @@ impl Estimator {
             loss_watch: None,
             draining: false,
             force_delayed: false,
+            replaying: false,
             link: None,
             st,
         })
@@ -744,7 +755,9 @@ impl Estimator {
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
         let (n, lost, alt) = self.infer_number(q, index, period, r0, queued, link_losses);
-        if let (Some(gap), Some(p)) = (since_last, period) {
+        if let (Some(gap), Some(p)) = (since_last, period)
+            && !self.replaying
+        {
             self.track_link(n, q, r0, gap as f64, p);
         }
         let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
