@@ -529,20 +529,40 @@ impl Estimator {
     /// on arrival).
     fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
         let m = (alt.lost - alt.delayed) as f64;
-        // Laplace's rule for "a lost sample is followed by another loss".
-        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
-        let held = self.fit.len() as f64 + 2.0;
-        let mut run = again.powf(m - 1.0);
+        let mut run = self.run_chance(m);
         if further > 0.0 {
             // A new run of losses starts (at the rate of runs seen), then
             // goes on.
-            run *= (self.ev_loss + 1.0) / held * again.powf(further - 1.0);
+            let held = self.fit.len() as f64 + 2.0;
+            run *= (self.ev_loss + 1.0) / held * self.run_chance(further);
         }
-        let on_time = self.on_time_density(r, p);
-        // A stall of the next sample: its rate among the samples held, its
-        // delay spread like the pending one's.
-        let stalled = (self.ev_stall + 1.0) / held / (STALL_SPREAD * p);
-        alt.odds * run * on_time >= stalled
+        alt.odds * run * self.on_time_density(r, p) >= self.next_stalled(p)
+    }
+
+    /// The chance that a run of lost samples, once started, is `m` long at
+    /// least: each further loss as likely as in the losses seen so far
+    /// (Laplace's rule for "a lost sample is followed by another loss").
+    fn run_chance(&self, m: f64) -> f64 {
+        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
+        again.powf(m - 1.0)
+    }
+
+    /// The density of a next sample stalled to a given arrival: the rate
+    /// of stalls among the samples held, the delay spread like the
+    /// pending one's.
+    fn next_stalled(&self, p: f64) -> f64 {
+        let held = self.fit.len() as f64 + 2.0;
+        (self.ev_stall + 1.0) / held / (STALL_SPREAD * p)
+    }
+
+    /// Whether a reading of `m` lost samples, at odds `odds` on arrival,
+    /// could not be confirmed by any next sample: not even one exactly on
+    /// time for it (the likeliest arrival after a loss) would make
+    /// [`Self::loss_confirmed`] take it. Such a run is a stall, and the
+    /// sample is stamped so on arrival rather than a whole run of periods
+    /// late for one sample (see [`Estimator::infer_number`]).
+    pub(super) fn run_unconfirmable(&self, odds: f64, m: i64, p: f64) -> bool {
+        odds * self.run_chance(m as f64) * self.on_time_density(0.0, p) < self.next_stalled(p)
     }
 
     /// Density of residual `r` above the floor for a sample on time: the
