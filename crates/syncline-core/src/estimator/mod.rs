@@ -1122,10 +1122,11 @@ impl Estimator {
         let g = self.on_time_density(r_m, p);
         let h = 1.0 / (STALL_SPREAD * p);
         let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h);
-        // Odds of a loss against a delay, at least 2^(K − 2), and a run of
-        // losses that the next sample could confirm.
-        let loss =
-            odds >= loss_odds(self.cfg.loss_threshold) && !self.run_unconfirmable(odds, m_max, p);
+        // Odds of a loss against a delay, at least 2^(K − 2), and (but for
+        // K = 0, a loss whenever the gap fits one) a run of losses that the
+        // next sample could confirm.
+        let k = self.cfg.loss_threshold;
+        let loss = odds >= loss_odds(k) && (k == 0 || !self.run_unconfirmable(odds, m_max, p));
         let alt = Some(Ambiguous {
             delayed: base,
             lost: base.saturating_add(m_max),
