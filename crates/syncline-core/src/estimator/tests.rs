@@ -2687,9 +2687,12 @@ fn lossy_drained_streams_are_estimated_at_their_floor() {
 /// (unannounced) and stalls 12-20 periods at five places, the backlog then
 /// delivered in a burst 50 µs a sample. Returns the error of the first
 /// sample after each stall and the worst error elsewhere (after a warm-up).
-fn lossy_stalls(seed: u64) -> (Vec<i64>, i64, EstimatorStatus) {
+fn lossy_stalls(seed: u64, loss_threshold: u32) -> (Vec<i64>, i64, EstimatorStatus) {
     let mut rng = Rng(seed);
-    let mut e = est(Some(P));
+    let cfg = EstimatorConfig::new(TimeDelta::from_secs(5))
+        .with_period(TimeDelta::from_nanos(P))
+        .with_loss_threshold(loss_threshold);
+    let mut e = Estimator::new(cfg).unwrap();
     let stalls = [600i64, 1100, 1500, 2100, 2600];
     let (mut last, mut firsts, mut other) = (0i64, Vec::new(), 0i64);
     let mut stall_end = 0i64;
@@ -2725,7 +2728,7 @@ fn a_stall_too_long_for_a_run_of_losses_is_stamped_as_a_stall() {
     // 120-190 ms after its true time (57 of the 80).
     let mut late = 0;
     for seed in 1..=16 {
-        let (firsts, other, st) = lossy_stalls(seed);
+        let (firsts, other, st) = lossy_stalls(seed, 2);
         // Losses inside a burst leave no gap: the burst is numbered a few
         // samples short until the next sample on time. Never by a stall.
         assert!(other < 12 * P, "seed {seed}: {other} ns, {st:?}");
@@ -2734,4 +2737,16 @@ fn a_stall_too_long_for_a_run_of_losses_is_stamped_as_a_stall() {
         late += firsts.iter().filter(|&&e| e.abs() > 3 * P).count();
     }
     assert_eq!(late, 0, "{late} first samples after a stall a run late");
+    // Loss threshold 0 declares a loss whenever the gap fits one, however
+    // long the run (a stream known to lose samples and never stall).
+    let late: usize = (1..=16)
+        .map(|seed| {
+            let (firsts, _, _) = lossy_stalls(seed, 0);
+            firsts.iter().filter(|&&e| e.abs() > 3 * P).count()
+        })
+        .sum();
+    assert_eq!(
+        late, 80,
+        "{late} of 80 first samples after a stall a run late"
+    );
 }
