@@ -1953,6 +1953,37 @@ fn a_backlog_draining_at_the_link_rate_is_not_a_change() {
     }
 }
 
+/// Backlogs drained at 0.8-0.9 of the period (seed, stall in ms, link
+/// interval in periods), the samples `lost` lost after their turn on the
+/// link: from sample 200 on, but for the first 12 of the backlog
+/// (estimated before the pause verdict is overturned), every sample keeps
+/// its place on the line of before, with no restart, no change and
+/// exactly the losses there were.
+fn drains_keep_the_line(lost: &[i64]) {
+    for (seed, stall_ms, drain) in [
+        (3, 300, 0.8),
+        (4, 300, 0.8),
+        (6, 1000, 0.8),
+        (9, 500, 0.85),
+        (3, 300, 0.9),
+        (6, 300, 0.9),
+        (7, 1000, 0.9),
+    ] {
+        let (errs, st) = lossy_link_errors(seed, stall_ms, drain, lost);
+        let e0 = errs[200].1;
+        let after: Vec<i64> = errs
+            .iter()
+            .filter(|(k, _)| *k >= 200 && !(1001..1013).contains(k))
+            .map(|(_, e)| *e)
+            .collect();
+        let worst = worst(&after, e0);
+        assert!(worst < 200_000, "drain {drain}: {worst} ns, {st:?}");
+        assert_eq!(st.restarts, 0, "{st:?}");
+        assert_eq!(st.changes_detected, 0, "{st:?}");
+        assert_eq!(st.losses_detected, lost.len() as u64, "{st:?}");
+    }
+}
+
 #[test]
 fn a_backlog_draining_a_little_faster_than_the_sensor_keeps_the_line() {
     // Drained at 0.8-0.9 of the period, the samples after the first of the
@@ -1963,21 +1994,7 @@ fn a_backlog_draining_a_little_faster_than_the_sensor_keeps_the_line() {
     // period each by 1-2 ms per sample, which no pause does for long: the
     // verdict is overturned after a few samples (those are still off),
     // and every later sample has its place on the line of before.
-    for (seed, stall_ms, drain) in [
-        (3, 300, 0.8),
-        (4, 300, 0.8),
-        (6, 1000, 0.8),
-        (9, 500, 0.85),
-        (3, 300, 0.9),
-        (6, 300, 0.9),
-        (7, 1000, 0.9),
-    ] {
-        let (worst, st) = draining_stream(seed, stall_ms, drain, 12);
-        assert!(worst < 200_000, "drain {drain}: {worst} ns, {st:?}");
-        assert_eq!(st.restarts, 0, "{st:?}");
-        assert_eq!(st.changes_detected, 0, "{st:?}");
-        assert_eq!(st.losses_detected, 0, "{st:?}");
-    }
+    drains_keep_the_line(&[]);
 }
 
 #[test]
@@ -1990,29 +2007,7 @@ fn samples_lost_on_the_link_while_a_backlog_drains_keep_the_line() {
     // number of the link's intervals now continues the watch, the
     // arrivals fall behind one period per interval, and the verdict is
     // overturned.
-    for (seed, stall_ms, drain) in [
-        (3, 300, 0.8),
-        (4, 300, 0.8),
-        (6, 1000, 0.8),
-        (9, 500, 0.85),
-        (3, 300, 0.9),
-        (6, 300, 0.9),
-        (7, 1000, 0.9),
-    ] {
-        let (errs, st) = lossy_link_errors(seed, stall_ms, drain, &[1003, 1005]);
-        let e0 = errs[200].1;
-        // Those before the verdict is overturned keep their estimates.
-        let after: Vec<i64> = errs
-            .iter()
-            .filter(|(k, _)| *k >= 200 && !(1001..1014).contains(k))
-            .map(|(_, e)| *e)
-            .collect();
-        let worst = worst(&after, e0);
-        assert!(worst < 200_000, "drain {drain}: {worst} ns, {st:?}");
-        assert_eq!(st.restarts, 0, "{st:?}");
-        assert_eq!(st.changes_detected, 0, "{st:?}");
-        assert_eq!(st.losses_detected, 2, "{st:?}");
-    }
+    drains_keep_the_line(&[1003, 1005]);
 }
 
 /// A link that delivers at most one sample per 0.9 periods, no stall: a
