@@ -68,10 +68,7 @@ pub struct EstimatorConfig {
     /// losses and as delays. So `0` declares a loss whenever the gap fits
     /// one, `1` at odds of ½, the default `2` at even odds, each step up
     /// doubles the evidence needed, and `u32::MAX` never infers losses from
-    /// arrival times (only from counters and announcements). From `1` on, a
-    /// run of losses so long that not even a next sample exactly on time
-    /// for it could confirm it (a gap of a dozen periods in a stream that
-    /// loses one sample at a time) is taken for a stall at once. For any
+    /// arrival times (only from counters and announcements). For any
     /// `K < u32::MAX` the next sample confirms or corrects the numbering
     /// (and the evidence) the same way, so `K` trades only the immediate
     /// estimate of the first sample after an ambiguous gap: low `K` favours

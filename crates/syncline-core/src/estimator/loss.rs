@@ -265,7 +265,10 @@ impl Estimator {
             arrivals,
             len: 1,
             intervals: 1,
-            link: LinkDrain::start(q.saturating_sub(pd.point.q) as f64),
+            link: Some(q.saturating_sub(pd.point.q) as f64)
+                .filter(|&gap| gap < p)
+                .map(LinkDrain::start),
+            steps: [1; DRAIN_WATCH],
         }));
     }
 
@@ -290,8 +293,8 @@ impl Estimator {
     /// gaps measure it (a [`LinkDrain`]). A longer gap that is a whole
     /// number `k` of those intervals held `k − 1` samples lost after their
     /// turn on the link: the arrivals fall behind `k` periods over it, and
-    /// the numbering again after an overturn counts those samples with
-    /// the link the watch measured, from the backlog's first gap on. Any
+    /// the numbering again after an overturn counts those samples as the
+    /// watch did, from the backlog's first gap on. Any
     /// other gap of a period or more (a pause of the link, or of the
     /// device), a counter, a step back, an announced loss, a reference
     /// pulse or [`DRAIN_WATCH`] arrivals end the watch: the verdict stands.
@@ -304,11 +307,11 @@ impl Estimator {
         let w = self.drain_watch.as_mut()?;
         let last = w.arrivals[w.len - 1];
         let gap = q.checked_sub(last).filter(|&g| g >= 0).map(|g| g as f64);
-        let k = match gap {
-            Some(g) if g < w.period => Some(1.0),
+        let k = match (gap, w.link) {
+            (Some(g), _) if g < w.period => Some(1.0),
             // A whole number (two or more) of a link's intervals: samples
             // lost after their turn on the link.
-            Some(g) if w.link.interval() < w.period => w.link.intervals(g),
+            (Some(g), Some(l)) => l.intervals(g),
             _ => None,
         };
         let (Some(k), Some(g)) = (k, gap) else {
@@ -319,7 +322,12 @@ impl Estimator {
             self.drain_watch = None;
             return None;
         }
-        w.link.push(g, k);
+        match w.link.as_mut() {
+            Some(l) => l.push(g, k),
+            None => w.link = Some(LinkDrain::start(g)),
+        }
+        // (A whole number of intervals within a period's bound: a few.)
+        w.steps[w.len] = k.min(f64::from(u8::MAX)) as u8;
         w.arrivals[w.len] = q;
         w.len += 1;
         w.intervals += k as i64;
@@ -332,7 +340,7 @@ impl Estimator {
             first,
             arrivals,
             len,
-            link,
+            steps,
             ..
         } = *self.drain_watch.take()?;
         *self = before;
@@ -340,18 +348,18 @@ impl Estimator {
         self.refs.restore_capacity();
         self.force_delayed = true;
         self.draining = true;
-        // The numbering counts the samples lost in the backlog by the
-        // link the watch measured, from its first gap on.
-        self.link = Some(link);
-        self.replaying = true;
         // The copy was taken within the judging arrival's update.
         let _ =
             self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
-        for &a in &arrivals[1..len - 1] {
-            let _ = self.update_inner(a, None);
+        // The samples lost in the backlog are counted as the watch counted
+        // them, from its first gap on (the link tracker needs a few gaps).
+        for i in 1..len - 1 {
+            self.replay_step = Some(steps[i]);
+            let _ = self.update_inner(arrivals[i], None);
         }
+        self.replay_step = Some(steps[len - 1]);
         let e = self.update_inner(q, None);
-        self.replaying = false;
+        self.replay_step = None;
         Some(e)
     }
 
@@ -529,40 +537,20 @@ impl Estimator {
     /// on arrival).
     fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
         let m = (alt.lost - alt.delayed) as f64;
-        let mut run = self.run_chance(m);
+        // Laplace's rule for "a lost sample is followed by another loss".
+        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
+        let held = self.fit.len() as f64 + 2.0;
+        let mut run = again.powf(m - 1.0);
         if further > 0.0 {
             // A new run of losses starts (at the rate of runs seen), then
             // goes on.
-            let held = self.fit.len() as f64 + 2.0;
-            run *= (self.ev_loss + 1.0) / held * self.run_chance(further);
+            run *= (self.ev_loss + 1.0) / held * again.powf(further - 1.0);
         }
-        alt.odds * run * self.on_time_density(r, p) >= self.next_stalled(p)
-    }
-
-    /// The chance that a run of lost samples, once started, is `m` long at
-    /// least: each further loss as likely as in the losses seen so far
-    /// (Laplace's rule for "a lost sample is followed by another loss").
-    fn run_chance(&self, m: f64) -> f64 {
-        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
-        again.powf(m - 1.0)
-    }
-
-    /// The density of a next sample stalled to a given arrival: the rate
-    /// of stalls among the samples held, the delay spread like the
-    /// pending one's.
-    fn next_stalled(&self, p: f64) -> f64 {
-        let held = self.fit.len() as f64 + 2.0;
-        (self.ev_stall + 1.0) / held / (STALL_SPREAD * p)
-    }
-
-    /// Whether a reading of `m` lost samples, at odds `odds` on arrival,
-    /// could not be confirmed by any next sample: not even one exactly on
-    /// time for it (the likeliest arrival after a loss) would make
-    /// [`Self::loss_confirmed`] take it. Such a run is a stall, and the
-    /// sample is stamped so on arrival rather than a whole run of periods
-    /// late for one sample (see [`Estimator::infer_number`]).
-    pub(super) fn run_unconfirmable(&self, odds: f64, m: i64, p: f64) -> bool {
-        odds * self.run_chance(m as f64) * self.on_time_density(0.0, p) < self.next_stalled(p)
+        let on_time = self.on_time_density(r, p);
+        // A stall of the next sample: its rate among the samples held, its
+        // delay spread like the pending one's.
+        let stalled = (self.ev_stall + 1.0) / held / (STALL_SPREAD * p);
+        alt.odds * run * on_time >= stalled
     }
 
     /// Density of residual `r` above the floor for a sample on time: the

@@ -341,9 +341,12 @@ struct DrainWatch {
     /// period, `k` for a gap of `k` of them (`k − 1` samples lost on the
     /// link; see [`Estimator::watch_drain`]).
     intervals: i64,
-    /// The link those gaps measure (handed to the numbering if the
-    /// verdict is overturned).
-    link: LinkDrain,
+    /// The link those gaps measure, from the first gap shorter than a
+    /// period on.
+    link: Option<LinkDrain>,
+    /// The intervals each arrival's gap spans (the numbering again after
+    /// an overturn takes `k − 1` samples lost in a gap of `k`).
+    steps: [u8; DRAIN_WATCH],
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -437,9 +440,9 @@ pub struct Estimator {
     draining: bool,
     /// The next verdict is a delay (set by a replay after a drain).
     force_delayed: bool,
-    /// Arrivals a drain watch measured the link with are being numbered
-    /// again: their gaps are in [`Self::link`] already.
-    replaying: bool,
+    /// The samples a drain watch counted in the next arrival's gap (set
+    /// for one arrival by its replay, see [`Self::watch_drain`]).
+    replay_step: Option<u8>,
     /// A backlog draining at a link's interval (see [`Self::link_losses`]).
     link: Option<LinkDrain>,
     st: EstimatorStatus,
@@ -542,7 +545,7 @@ impl Estimator {
             loss_watch: None,
             draining: false,
             force_delayed: false,
-            replaying: false,
+            replay_step: None,
             link: None,
             st,
         })
@@ -755,9 +758,7 @@ impl Estimator {
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
         let (n, lost, alt) = self.infer_number(q, index, period, r0, queued, link_losses);
-        if let (Some(gap), Some(p)) = (since_last, period)
-            && !self.replaying
-        {
+        if let (Some(gap), Some(p)) = (since_last, period) {
             self.track_link(n, q, r0, gap as f64, p);
         }
         let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
@@ -1042,6 +1043,13 @@ impl Estimator {
             return (self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
+        if let Some(k) = self.replay_step.take().filter(|&k| k >= 2) {
+            // A gap of k link intervals in a drain the watch confirmed.
+            let m = i64::from(k) - 1;
+            self.st.losses_detected += m as u64;
+            self.draining = true;
+            return (base.saturating_add(m), m as u64, None);
+        }
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
@@ -1122,11 +1130,8 @@ impl Estimator {
         let g = self.on_time_density(r_m, p);
         let h = 1.0 / (STALL_SPREAD * p);
         let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h);
-        // Odds of a loss against a delay, at least 2^(K − 2), and (but for
-        // K = 0, a loss whenever the gap fits one) a run of losses that the
-        // next sample could confirm.
-        let k = self.cfg.loss_threshold;
-        let loss = odds >= loss_odds(k) && (k == 0 || !self.run_unconfirmable(odds, m_max, p));
+        // Odds of a loss against a delay, at least 2^(K − 2).
+        let loss = odds >= loss_odds(self.cfg.loss_threshold);
         let alt = Some(Ambiguous {
             delayed: base,
             lost: base.saturating_add(m_max),

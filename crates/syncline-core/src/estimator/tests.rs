@@ -1921,13 +1921,10 @@ fn lossy_link_errors(
 }
 
 /// [`link_errors`]' worst |error| from sample 200 on (relative to sample
-/// 200's), leaving out the `skip` samples after the first of the backlog,
-/// and the status.
-fn draining_stream(seed: u64, stall_ms: i64, drain: f64, skip: usize) -> (i64, EstimatorStatus) {
-    let (mut errs, st) = link_errors(seed, stall_ms, drain);
-    let e0 = errs[200];
-    errs.drain(1001..1001 + skip);
-    (worst(&errs[200..], e0), st)
+/// 200's), and the status.
+fn draining_stream(seed: u64, stall_ms: i64, drain: f64) -> (i64, EstimatorStatus) {
+    let (errs, st) = link_errors(seed, stall_ms, drain);
+    (worst(&errs[200..], errs[200]), st)
 }
 
 #[test]
@@ -1946,7 +1943,7 @@ fn a_backlog_draining_at_the_link_rate_is_not_a_change() {
         (1, 300, 0.6),
         (4, 300, 0.7),
     ] {
-        let (worst, st) = draining_stream(seed, stall_ms, drain, 0);
+        let (worst, st) = draining_stream(seed, stall_ms, drain);
         assert!(worst < 200_000, "drain {drain}: {worst} ns, {st:?}");
         assert_eq!(st.changes_detected, 0, "{st:?}");
         assert_eq!(st.losses_detected, 0, "{st:?}");
@@ -2112,30 +2109,28 @@ proptest! {
     }
 }
 
-/// A link 8 % faster than the sensor, 5 % unannounced losses, 1.4 ms of
-/// exponential jitter and two 95 ms stalls, each drained over some 120
-/// samples (a case like those of `slow_link_streams_are_handled`). After
-/// a change detected in the second backlog, the young least-squares line
-/// is tilted and, unbounded, its estimates ran up to 47 ms after their own
-/// arrivals. No sample is acquired after it arrives: an estimate of a
+/// A case of `slow_link_streams_are_handled`: a link 5 % faster than the
+/// sensor, 7 % unannounced losses and two 95 ms stalls, each drained over
+/// some 180 samples. After a change detected in the second backlog, the
+/// young least-squares line was tilted to a 14 ms period (10 ms true) and
+/// its estimates ran up to 138 ms after their own arrivals, 211 ms after
+/// the truth. No sample is acquired after it arrives: an estimate of a
 /// least-squares line lies at most the line's jitter margin after its
 /// arrival (`Estimator::late_margin`), so the error stays within the
-/// sample's delay and that margin. (Session 28 found the first such case:
-/// 138 ms after its arrival. Since stalls too long for a run of losses are
-/// stamped as stalls on arrival, that one no longer tilts the line.)
+/// sample's delay and that margin.
 #[test]
 fn a_line_tilted_by_a_drained_backlog_never_estimates_after_the_arrival() {
     let (drain, jitter, loss) = (
-        0.916_782_927_433_782_5,
-        1_404_770.694_805_308_2,
-        0.050_129_246_244_348_68,
+        0.946_895_060_158_961_5,
+        860_493.916_610_471_4,
+        0.068_391_608_214_032_88,
     );
-    let mut rng = Rng(565);
+    let mut rng = Rng(12_470_034_864_728_589_085);
     let mut e = est(Some(P));
     let (mut last, mut worst_after, mut worst_err) = (0i64, i64::MIN, 0i64);
     for k in 0..1500i64 {
         let t = T0 + k * P;
-        let extra = if k == 179 || k == 403 { 38 * P / 4 } else { 0 };
+        let extra = if k == 179 || k == 374 { 38 * P / 4 } else { 0 };
         let q = (t + 1_000_000 + rng.exp(jitter) + extra).max(last + (drain * P as f64) as i64);
         last = q;
         if rng.next() < loss {
@@ -2675,73 +2670,5 @@ fn lossy_drained_streams_are_estimated_at_their_floor() {
         3 * ls.1.len() <= ls.0,
         "off the floor in least squares: {:?}",
         ls.1
-    );
-}
-
-/// A 100 Hz stream (1 ms + Exp(1 ms) late) that loses 10 % of its samples
-/// (unannounced) and stalls 12-20 periods at five places, the backlog then
-/// delivered in a burst 50 µs a sample. Returns the error of the first
-/// sample after each stall and the worst error elsewhere (after a warm-up).
-fn lossy_stalls(seed: u64, loss_threshold: u32) -> (Vec<i64>, i64, EstimatorStatus) {
-    let mut rng = Rng(seed);
-    let cfg = EstimatorConfig::new(TimeDelta::from_secs(5))
-        .with_period(TimeDelta::from_nanos(P))
-        .with_loss_threshold(loss_threshold);
-    let mut e = Estimator::new(cfg).unwrap();
-    let stalls = [600i64, 1100, 1500, 2100, 2600];
-    let (mut last, mut firsts, mut other) = (0i64, Vec::new(), 0i64);
-    let mut stall_end = 0i64;
-    for k in 0..3000i64 {
-        let t = T0 + k * P;
-        if stalls.contains(&k) {
-            stall_end = t + 1_000_000 + 12 * P + (rng.next() * 8.0 * P as f64) as i64;
-        }
-        let own = t + 1_000_000 + rng.exp(1e6);
-        let q = own.max(stall_end).max(last + 50_000);
-        let first = q == stall_end;
-        last = q;
-        if rng.next() < 0.1 && !first {
-            continue;
-        }
-        let err = e.update(ts(q)).unwrap().stamp.as_nanos() - t;
-        if first {
-            firsts.push(err);
-        } else if k > 300 {
-            other = other.max(err.abs());
-        }
-    }
-    (firsts, other, e.status())
-}
-
-#[test]
-fn a_stall_too_long_for_a_run_of_losses_is_stamped_as_a_stall() {
-    // A gap of 12-20 periods in a stream whose losses come one or two at a
-    // time: the loss reading needs 12-20 losses in a row, which no next
-    // sample could confirm (each further loss as likely as in the runs
-    // seen: odds of 1e-11 and less), so the sample is stamped as stalled on
-    // arrival. It used to be stamped as the first after the run of losses,
-    // 120-190 ms after its true time (57 of the 80).
-    let mut late = 0;
-    for seed in 1..=16 {
-        let (firsts, other, st) = lossy_stalls(seed, 2);
-        // Losses inside a burst leave no gap: the burst is numbered a few
-        // samples short until the next sample on time. Never by a stall.
-        assert!(other < 12 * P, "seed {seed}: {other} ns, {st:?}");
-        // (One or two periods early where the samples just before the
-        // stall were lost too: a stall is the likelier reading.)
-        late += firsts.iter().filter(|&&e| e.abs() > 3 * P).count();
-    }
-    assert_eq!(late, 0, "{late} first samples after a stall a run late");
-    // Loss threshold 0 declares a loss whenever the gap fits one, however
-    // long the run (a stream known to lose samples and never stall).
-    let late: usize = (1..=16)
-        .map(|seed| {
-            let (firsts, _, _) = lossy_stalls(seed, 0);
-            firsts.iter().filter(|&&e| e.abs() > 3 * P).count()
-        })
-        .sum();
-    assert_eq!(
-        late, 80,
-        "{late} of 80 first samples after a stall a run late"
     );
 }
