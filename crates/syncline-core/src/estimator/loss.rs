@@ -294,10 +294,10 @@ impl Estimator {
     /// number `k` of those intervals held `k − 1` samples lost after their
     /// turn on the link: the arrivals fall behind `k` periods over it, and
     /// the numbering again after an overturn counts those samples as the
-    /// watch did, from the backlog's first gap on. Any
-    /// other gap of a period or more (a pause of the link, or of the
-    /// device), a counter, a step back, an announced loss, a reference
-    /// pulse or [`DRAIN_WATCH`] arrivals end the watch: the verdict stands.
+    /// watch did, from the backlog's first gap on. Any other gap of a
+    /// period or more (a pause of the link, or of the device), a counter, a
+    /// step back, an announced loss, a reference pulse or [`DRAIN_WATCH`]
+    /// arrivals end the watch: the verdict stands.
     #[cold]
     pub(super) fn watch_drain(
         &mut self,
@@ -326,7 +326,7 @@ impl Estimator {
             Some(l) => l.push(g, k),
             None => w.link = Some(LinkDrain::start(g)),
         }
-        // (A whole number of intervals within a period's bound: a few.)
+        // (A few in a drain; a gap of more than 255 intervals saturates.)
         w.steps[w.len] = k.min(f64::from(u8::MAX)) as u8;
         w.arrivals[w.len] = q;
         w.len += 1;
