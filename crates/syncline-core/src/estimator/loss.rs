@@ -264,7 +264,6 @@ impl Estimator {
                 .max(DRAIN_FALL * p),
             arrivals,
             len: 1,
-            intervals: 1,
             link: Some(q.saturating_sub(pd.point.q) as f64)
                 .filter(|&gap| gap < p)
                 .map(LinkDrain::start),
@@ -326,12 +325,11 @@ impl Estimator {
             Some(l) => l.push(g, k),
             None => w.link = Some(LinkDrain::start(g)),
         }
-        // (A few in a drain; a gap of more than 255 intervals saturates.)
-        w.steps[w.len] = k.min(f64::from(u8::MAX)) as u8;
+        w.steps[w.len] = k as u32;
         w.arrivals[w.len] = q;
         w.len += 1;
-        w.intervals += k as i64;
-        let deficit = w.intervals as f64 * w.period - q.saturating_sub(w.first) as f64;
+        let intervals: f64 = w.steps[..w.len].iter().map(|&k| f64::from(k)).sum();
+        let deficit = intervals * w.period - q.saturating_sub(w.first) as f64;
         if deficit < w.confirm {
             return None;
         }

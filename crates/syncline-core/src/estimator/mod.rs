@@ -337,16 +337,13 @@ struct DrainWatch {
     /// The arrivals since the judged one, the judging one first.
     arrivals: [i64; DRAIN_WATCH],
     len: usize,
-    /// The link intervals the arrivals span: one per gap shorter than a
-    /// period, `k` for a gap of `k` of them (`k − 1` samples lost on the
-    /// link; see [`Estimator::watch_drain`]).
-    intervals: i64,
-    /// The link those gaps measure, from the first gap shorter than a
+    /// The link the gaps measure, from the first gap shorter than a
     /// period on.
     link: Option<LinkDrain>,
-    /// The intervals each arrival's gap spans (the numbering again after
-    /// an overturn takes `k − 1` samples lost in a gap of `k`).
-    steps: [u8; DRAIN_WATCH],
+    /// The link intervals each arrival's gap spans: one for a gap shorter
+    /// than a period, `k` for a gap of `k` of them (`k − 1` samples lost
+    /// on the link; see [`Estimator::watch_drain`]).
+    steps: [u32; DRAIN_WATCH],
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -442,7 +439,7 @@ pub struct Estimator {
     force_delayed: bool,
     /// The samples a drain watch counted in the next arrival's gap (set
     /// for one arrival by its replay, see [`Self::watch_drain`]).
-    replay_step: Option<u8>,
+    replay_step: Option<u32>,
     /// A backlog draining at a link's interval (see [`Self::link_losses`]).
     link: Option<LinkDrain>,
     st: EstimatorStatus,
@@ -752,7 +749,12 @@ impl Estimator {
             _ => (false, false),
         };
         self.draining &= queued;
-        let link_losses = since_last.and_then(|gap| self.link_losses(gap as f64));
+        // In a replay after a drain watch, the watch's count of a gap of
+        // several link intervals (the tracker needs a few gaps first).
+        let link_losses = match self.replay_step.take() {
+            Some(k) if k >= 2 => Some(i64::from(k) - 1),
+            _ => since_last.and_then(|gap| self.link_losses(gap as f64)),
+        };
         // The residual on the floor if numbered next.
         let r0 = self
             .last_n
@@ -1043,13 +1045,6 @@ impl Estimator {
             return (self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
-        if let Some(k) = self.replay_step.take().filter(|&k| k >= 2) {
-            // A gap of k link intervals in a drain the watch confirmed.
-            let m = i64::from(k) - 1;
-            self.st.losses_detected += m as u64;
-            self.draining = true;
-            return (base.saturating_add(m), m as u64, None);
-        }
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
