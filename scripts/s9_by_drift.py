@@ -15,6 +15,10 @@ import csv
 import os
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from s9_likelihood import true_drift_ppm  # noqa: E402
 
 LINE = re.compile(
     r"S9_quantised_arrival\s+(\d+) rock\s+([\d.]+)/\s*\d+ hull\s+([\d.]+) olson\s+([\d.]+)"
@@ -24,10 +28,7 @@ PERIOD_NS = 33_333_333.333
 
 def rate_error_ppm(path):
     t = [int(r["true_ns"]) for r in csv.DictReader(open(path)) if r["event"] == "sample"]
-    n = len(t)
-    mk, mt = (n - 1) / 2, sum(t) / n
-    b = sum((k - mk) * (x - mt) for k, x in enumerate(t)) / sum((k - mk) ** 2 for k in range(n))
-    return (b / PERIOD_NS - 1) * 1e6
+    return true_drift_ppm(t, PERIOD_NS)
 
 
 def main():
