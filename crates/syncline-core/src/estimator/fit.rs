@@ -523,6 +523,24 @@ impl LineFit {
         self.rebuild_renumbered();
     }
 
+    /// Numbers the points up to number `pivot` (the newest of them) by
+    /// their arrival times: `period` apart, counted back from `pivot`
+    /// (never two on one number; the later points keep their numbers), and
+    /// rebuilds.
+    pub fn renumber_by_time(&mut self, period: f64, pivot: i64) {
+        let Some(top) = self.pts.iter().rposition(|p| p.n <= pivot) else {
+            return;
+        };
+        let q_top = self.pts[top].q;
+        let mut next = pivot.saturating_add(1);
+        for p in self.pts.range_mut(..=top).rev() {
+            let back = round(q_top.saturating_sub(p.q) as f64 / period);
+            p.n = pivot.saturating_sub(back).min(next.saturating_sub(1));
+            next = p.n;
+        }
+        self.rebuild_renumbered();
+    }
+
     /// Rebuilds after the points were renumbered.
     fn rebuild_renumbered(&mut self) {
         // The old hull's vertices are in the old numbers: not reused.

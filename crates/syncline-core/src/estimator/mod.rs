@@ -90,6 +90,14 @@ const ALL_LONG: f64 = 1.3;
 /// Numbering steps in a row sharing a divisor above 1 before the samples
 /// are renumbered (see `Estimator::renumber_steps`).
 const RENUMBER_RUN: u32 = 64;
+/// Arrival gaps in a row, between consecutive numbers, of a whole fraction
+/// `1/d` of the period after a renumbering by a multiple of `d`, each
+/// sample early on the floor, before the period is divided by `d` again
+/// (see `Estimator::restore_rate`): four samples within `3/d` periods,
+/// which the renumbered rate never delivers.
+const RESTORE_RUN: u32 = 3;
+/// How far such a gap may stray from `1/d` of the period, in `1/d` periods.
+const RESTORE_TOL: f64 = 0.25;
 /// Samples kept after a detected change (period step, clock step).
 const KEEP_AFTER_CHANGE: usize = 12;
 /// The pulses' phase deviation assumed before any is measured (in periods:
@@ -395,6 +403,17 @@ pub struct Estimator {
     /// Committed numbering steps in a row that share a divisor above 1
     /// (see [`Self::renumber_steps`]).
     step_run: DivisorRun,
+    /// The product of the divisors the samples were renumbered by (see
+    /// [`Self::renumber_steps`]; 1 if never): the sensor's rate had fallen
+    /// that many times below the one first numbered.
+    rate_divisor: u64,
+    /// The period right after the last renumbering (the expected one, or
+    /// the fit's without one), while `rate_divisor` is above 1.
+    renumbered_period: Option<f64>,
+    /// A run of committed points one number apart whose arrival gaps are
+    /// `1/d` of the period (see [`Self::restore_rate`]): `d`, the run's
+    /// length and the number before its first point.
+    restore_run: (u64, u32, i64),
     /// The number of the last committed point (any value before the first).
     committed_n: i64,
     above_runs: [u32; 3],
@@ -522,6 +541,9 @@ impl Estimator {
             tick: 0,
             gaps: 0,
             step_run: DivisorRun::default(),
+            rate_divisor: 1,
+            renumbered_period: None,
+            restore_run: (0, 0, 0),
             committed_n: 0,
             above_runs: [0; 3],
             above_peak: [(0.0, 0); 3],
@@ -825,6 +847,78 @@ impl Estimator {
         self.cap_evidence();
         self.fit.prior_period = self.fit.prior_period.map(|p| p * g as f64);
         self.expected = self.expected.map(|p| p * g as f64);
+        self.rate_divisor = self.rate_divisor.saturating_mul(gcd);
+        self.renumbered_period = self.expected.or_else(|| self.fit.floor().map(|f| f.slope));
+        self.forget_change_runs();
+        self.st.changes_detected += 1;
+    }
+
+    /// Follows the committed point `p` (before it enters the fit) for a
+    /// sensor back at a rate it had before a renumbering (see
+    /// [`Self::renumber_steps`]): points one number apart whose arrival
+    /// gaps are `1/d` of the period after the renumbering (the expected
+    /// one, or the fit's without one), for a `d ≥ 2` that divides
+    /// the renumberings' product. Returns the run's `d` and the number
+    /// before its first point once [`RESTORE_RUN`] gaps in a row are so.
+    #[cold]
+    fn note_restored_rate(&mut self, p: Point) -> Option<(u64, i64)> {
+        let (Some(prev), Some(e)) = (self.fit.last(), self.renumbered_period) else {
+            self.restore_run = (0, 0, 0);
+            return None;
+        };
+        let gap = p.q.saturating_sub(prev.q) as f64;
+        let d = (e / gap).round();
+        // Early on the floor, as no sample of the renumbered rate comes;
+        // a backlog drained at a link's interval comes late.
+        let early = self.fit.floor().is_some_and(|f| f.residual(p.n, p.q) < 0.0);
+        let fits = p.n == prev.n.saturating_add(1)
+            && early
+            && d >= 2.0
+            && d <= self.rate_divisor as f64
+            && self.rate_divisor.is_multiple_of(d as u64)
+            && (gap - e / d).abs() <= RESTORE_TOL * e / d;
+        if !fits {
+            self.restore_run = (0, 0, 0);
+            return None;
+        }
+        let d = d as u64;
+        self.restore_run = match self.restore_run {
+            (k, len, pivot) if k == d && len > 0 => (d, len + 1, pivot),
+            _ => (d, 1, prev.n),
+        };
+        let (_, len, pivot) = self.restore_run;
+        (len >= RESTORE_RUN).then_some((d, pivot))
+    }
+
+    /// The sensor came back to a rate `d` times higher after a
+    /// renumbering (a camera that dropped every other frame under load for
+    /// a while, then none): the period becomes `1/d` of the current one,
+    /// and the points up to number `pivot` are numbered again by their
+    /// arrival times at that period (counted in `changes_detected`), so
+    /// that the history and the run after it lie on one line. (By their
+    /// times, not `d` times their old numbers: a run too short to restore
+    /// the rate, broken by a single loss, was numbered one apart already.) Without it, the
+    /// run looks like a step of the line below it: the history is cut to a
+    /// mix of both spacings, the fit's slope falls between the two periods,
+    /// and the numbering after the next cut followed the wrong one
+    /// (estimates up to 1.1 s early on a real EuRoC sequence).
+    #[cold]
+    fn restore_rate(&mut self, d: u64, pivot: i64) {
+        self.fit.prior_period = self.fit.prior_period.map(|p| p / d as f64);
+        self.expected = self.expected.map(|p| p / d as f64);
+        let period = self.renumbered_period.map(|p| p / d as f64);
+        if let Some(p) = period {
+            self.fit.renumber_by_time(p, pivot);
+        }
+        if !self.matured {
+            // Its number was the old one's; the next point sets it again.
+            self.young_anchor = None;
+        }
+        self.rate_divisor /= d;
+        self.renumbered_period = period.filter(|_| self.rate_divisor > 1);
+        self.restore_run = (0, 0, 0);
+        self.step_run = DivisorRun::default();
+        self.link = None;
         self.forget_change_runs();
         self.st.changes_detected += 1;
     }
@@ -1301,6 +1395,17 @@ impl Estimator {
     #[inline(always)]
     fn commit(&mut self, p: Point) {
         let mut change = false;
+        let restore = if self.rate_divisor > 1
+            && self.drain_watch.is_none()
+            && self.loss_watch.is_none()
+            && self.last_index.is_none()
+            && self.announced == 0
+            && self.st.references == 0
+        {
+            self.note_restored_rate(p)
+        } else {
+            None
+        };
         self.pause_watch = self.pause_watch.saturating_sub(1);
         if !p.queued
             && self.fit.stats_valid()
@@ -1394,7 +1499,9 @@ impl Estimator {
             self.forget_pulses();
             self.st.changes_detected += 1;
         }
-        if change {
+        if let Some((d, pivot)) = restore {
+            self.restore_rate(d, pivot);
+        } else if change {
             self.fit.keep_last(KEEP_AFTER_CHANGE);
             self.refs.keep_last(2);
             self.summarise_pulses();
