@@ -190,6 +190,58 @@ fn host_stamped_cameras_stay_within_a_period_of_their_arrivals() {
     }
 }
 
+/// The offline least-squares line of `stamps` on their frame numbers
+/// (gaps rounded to the median gap): what an offline oracle sees of a
+/// steady camera clock, a proxy for the frames' times.
+fn ls_proxy(stamps: &[i64]) -> Vec<f64> {
+    let mut gaps: Vec<i64> = stamps.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2] as f64;
+    let mut n = vec![0.0];
+    for w in stamps.windows(2) {
+        let last = *n.last().unwrap();
+        n.push(last + ((w[1] - w[0]) as f64 / median).round().max(1.0));
+    }
+    let k = stamps.len() as f64;
+    let y: Vec<f64> = stamps.iter().map(|&s| (s - stamps[0]) as f64).collect();
+    let (mx, my) = (n.iter().sum::<f64>() / k, y.iter().sum::<f64>() / k);
+    let sxy: f64 = n.iter().zip(&y).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = n.iter().map(|x| (x - mx).powi(2)).sum();
+    n.iter().map(|x| my + sxy / sxx * (x - mx)).collect()
+}
+
+/// TUM RGB-D's Kinect rgb stamps lie on a 4 ms host tick but stray from
+/// it (three quarters within 0.2 ms, the rest up to 2 ms off): no exact
+/// gcd, but their phases gather on the tick, and the quantised fit takes
+/// the clock. Against the stamps' offline least-squares line, the RMS
+/// (median removed, the first 10 % left out, like `score.py`) was 2.3 ms
+/// with least squares (a stretch of late frames read as a change cut the
+/// history, and the young line ran 1000 ppm slow), 0.79 ms now (Rock's
+/// 0.70, Olson's 0.41). The depth stamps, with continuous jitter, are no
+/// quantised clock (0.25 ms).
+#[test]
+fn a_kinect_on_a_host_tick_is_fitted_as_a_quantised_clock() {
+    for (name, tick, bound) in [("rgb", Some(4_000_000), 1.2e6), ("depth", None, 0.5e6)] {
+        let stamps = tum_lines(&real(&format!("tum_fr1_xyz/{name}.txt")));
+        let (diffs, st) = run(&stamps, Some(33_333_333));
+        assert_eq!(st.arrival_tick_ns, tick, "{name}: {st:?}");
+        let proxy = ls_proxy(&stamps);
+        let errs: Vec<f64> = diffs
+            .iter()
+            .zip(&stamps)
+            .zip(&proxy)
+            .map(|((d, s), p)| (d + s - stamps[0]) as f64 - p)
+            .skip(stamps.len() / 10)
+            .collect();
+        let mut sorted = errs.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        let rms =
+            (errs.iter().map(|e| (e - median).powi(2)).sum::<f64>() / errs.len() as f64).sqrt();
+        assert!(rms < bound, "{name}: {:.0} us RMS, {st:?}", rms / 1e3);
+    }
+}
+
 /// The live rig's IMU file merges two producers (about 181 Hz, and a
 /// faster one 352 ms behind) without sorting: more than a quarter of the
 /// rows go back in time. Each such row is rejected with a typed error and

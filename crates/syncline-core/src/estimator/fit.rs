@@ -541,6 +541,15 @@ impl LineFit {
         self.rebuild_renumbered();
     }
 
+    /// Marks the points `off` says carry no delay information as queued
+    /// (left out of the statistics and the quantised fit), and rebuilds.
+    pub fn exclude(&mut self, off: impl Fn(&Point) -> bool) {
+        for p in self.pts.iter_mut().filter(|p| off(p)) {
+            p.queued = true;
+        }
+        self.rebuild_renumbered();
+    }
+
     /// Rebuilds after the points were renumbered.
     fn rebuild_renumbered(&mut self) {
         // The old hull's vertices are in the old numbers: not reused.

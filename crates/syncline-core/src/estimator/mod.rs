@@ -90,6 +90,28 @@ const ALL_LONG: f64 = 1.3;
 /// Numbering steps in a row sharing a divisor above 1 before the samples
 /// are renumbered (see `Estimator::renumber_steps`).
 const RENUMBER_RUN: u32 = 64;
+/// Host timer ticks an arrival clock may be quantised on, tried where the
+/// arrivals are not exact multiples of one tick (see
+/// `Estimator::soft_tick`), the coarsest first: Windows' default
+/// 15.625 ms, Linux's `HZ` = 100, 250 and 300, and 2 and 1 ms.
+const HOST_TICKS: [f64; 6] = [
+    15_625_000.0,
+    10_000_000.0,
+    4_000_000.0,
+    10_000_000.0 / 3.0,
+    2_000_000.0,
+    1_000_000.0,
+];
+/// Arrivals after the arrival gaps' exact gcd fell below 2 % of the period
+/// before their phases are tried on [`HOST_TICKS`].
+const SOFT_TICK_AFTER: u32 = 64;
+/// The least share of the arrivals whose phase on a tick lies within
+/// [`SOFT_TICK_NEAR`] of a tick of their mean phase for the clock to count
+/// as quantised on it: uniform phases give twice that width, 0.2; a
+/// sensor whose period is `k + 1/m` ticks (and whose jitter is small) puts
+/// its phases in `m` groups, at most half of them near any one phase.
+const SOFT_TICK_SHARE: f64 = 0.75;
+const SOFT_TICK_NEAR: f64 = 0.1;
 /// Arrival gaps in a row, between consecutive numbers, of a whole fraction
 /// `1/d` of the period after a renumbering by a multiple of `d`, each
 /// sample early on the floor, before the period is divided by `d` again
@@ -400,6 +422,15 @@ pub struct Estimator {
     stride_misses: u32,
     tick: i64,
     gaps: u32,
+    /// A host tick the arrivals lie near but not exactly on, and an
+    /// arrival time on its grid (see [`Self::soft_tick`]).
+    soft_tick: Option<(f64, i64)>,
+    /// Arrivals left before [`Self::soft_tick`] tries the phases (0: not
+    /// waiting).
+    soft_wait: u32,
+    /// The number of the last sample before the gaps' exact gcd fell: the
+    /// phases tried are those of the samples after it.
+    soft_from: i64,
     /// Committed numbering steps in a row that share a divisor above 1
     /// (see [`Self::renumber_steps`]).
     step_run: DivisorRun,
@@ -540,6 +571,9 @@ impl Estimator {
             stride_misses: 0,
             tick: 0,
             gaps: 0,
+            soft_tick: None,
+            soft_wait: 0,
+            soft_from: i64::MIN,
             step_run: DivisorRun::default(),
             rate_divisor: 1,
             renumbered_period: None,
@@ -649,7 +683,7 @@ impl Estimator {
         };
         st.jitter_ns = self.fit.stats_valid().then_some(self.fit.std_r);
         st.mode = self.fit.mode;
-        st.arrival_tick_ns = self.fit.quantised_tick.map(|_| self.tick);
+        st.arrival_tick_ns = self.fit.quantised_tick.map(round);
         st.latency_ns = match self.ref_offset {
             Some(o) => o.round() as i64,
             None => self.cfg.min_latency.as_nanos(),
@@ -785,7 +819,9 @@ impl Estimator {
         if let (Some(gap), Some(p)) = (since_last, period) {
             self.track_link(n, q, r0, gap as f64, p);
         }
-        let queued = queued || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)));
+        let queued = queued
+            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
+            || self.off_grid(q);
         if index.is_some() {
             self.last_index_n = Some(n);
         }
@@ -1025,6 +1061,8 @@ impl Estimator {
         self.forget_change_runs();
         self.tick = 0;
         self.gaps = 0;
+        self.soft_tick = None;
+        self.soft_wait = 0;
         self.step_run = DivisorRun::default();
         self.link = None;
         self.st.restarts += 1;
@@ -1388,8 +1426,122 @@ impl Estimator {
                 self.fit.quantised_tick =
                     (self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
                         .then_some(tick);
+                if !coarse(self.tick) {
+                    self.soft_wait = SOFT_TICK_AFTER;
+                    self.soft_from = self.last_n.unwrap_or(i64::MIN);
+                }
+            }
+        } else if self.soft_wait > 0 {
+            self.soft_wait -= 1;
+            if self.soft_wait == 0 {
+                self.soft_tick(period);
             }
         }
+    }
+
+    /// Tries the phases of the fit's arrivals on each of [`HOST_TICKS`]
+    /// (coarse enough and not dividing the period, like an exact tick): a
+    /// clock quantised on a host tick whose stamps stray from it (TUM
+    /// RGB-D's Kinect rgb stamps: three quarters within 0.2 ms of a 4 ms
+    /// grid, the rest scattered up to 2 ms off it) has no exact gcd, but
+    /// its phases gather where uniform ones spread out. The coarsest tick
+    /// on which [`SOFT_TICK_SHARE`] of the phases gather near their mean
+    /// (in one group: a 100 Hz sensor with little jitter has two phases on
+    /// a 4 ms tick, and three frames of a 30 Hz camera on a 4 ms tick take
+    /// three on a 10 ms one) is the clock's, fitted like an
+    /// exact one (the quantised fit takes a stamp's tick as where the
+    /// sample was ready by; a stray of a tenth of the tick moves that by
+    /// as much). With too few points (a cut), tried again later.
+    #[cold]
+    fn soft_tick(&mut self, period: Option<f64>) {
+        let (Some(first), Some(line)) = (self.fit.first(), self.fit.floor()) else {
+            return;
+        };
+        // The sample period: the expected one where there is one (a young
+        // fit after a stall or a cut can be percents off), if the floor
+        // agrees with it; tried again later while it does not.
+        let p = match (self.expected, period) {
+            (Some(e), _) if ((line.slope / e) - 1.0).abs() < LOSS_SLACK_PERIOD => e,
+            (None, Some(p)) => p,
+            _ => {
+                self.soft_wait = SOFT_TICK_AFTER;
+                return;
+            }
+        };
+        let from = self.soft_from;
+        let count = self.fit.points().filter(|pt| pt.n > from).count();
+        if count < SOFT_TICK_AFTER as usize || !self.fit.stats_valid() {
+            self.soft_wait = SOFT_TICK_AFTER;
+            return;
+        }
+        let gathered = |tick: f64| {
+            let arrivals = |pt: &Point| (pt.q.saturating_sub(first.q) as f64 % tick) / tick;
+            // The samples' own times on the floor line: on a stream whose
+            // period is close to a whole number of ticks they gather too,
+            // without any quantisation.
+            let times =
+                |pt: &Point| (p * pt.n.saturating_sub(first.n) as f64).rem_euclid(tick) / tick;
+            self.phases_gather(from, &arrivals) && !self.phases_gather(from, &times)
+        };
+        let Some(tick) = HOST_TICKS
+            .into_iter()
+            .filter(|&t| t >= p * 0.02 && (0.05..0.95).contains(&(p / t).fract()))
+            .find(|&t| gathered(t))
+        else {
+            return;
+        };
+        let (mut c, mut s) = (0.0, 0.0);
+        for pt in self.fit.points().filter(|pt| pt.n > from) {
+            let angle = (pt.q.saturating_sub(first.q) as f64 % tick) / tick * std::f64::consts::TAU;
+            c += angle.cos();
+            s += angle.sin();
+        }
+        let mean = s.atan2(c).rem_euclid(std::f64::consts::TAU) / std::f64::consts::TAU;
+        self.soft_tick = Some((tick, first.q.saturating_add(round(mean * tick))));
+        self.fit.quantised_tick = Some(tick);
+        // The history's stamps taken off the grid, as later ones will be.
+        let soft = self.soft_tick;
+        self.fit.exclude(|pt| Self::off_grid_of(soft, pt.q));
+    }
+
+    /// Whether arrival `q` lies off the grid of a soft tick (see
+    /// [`Self::soft_tick`]) by more than [`SOFT_TICK_NEAR`] of a tick: a
+    /// stamp taken elsewhere than at the tick, kept out of the fits'
+    /// statistics (and of the quantised fit) like a queued sample.
+    #[inline(always)]
+    fn off_grid(&self, q: i64) -> bool {
+        Self::off_grid_of(self.soft_tick, q)
+    }
+
+    #[inline(always)]
+    fn off_grid_of(soft: Option<(f64, i64)>, q: i64) -> bool {
+        let Some((tick, origin)) = soft else {
+            return false;
+        };
+        let d = (q.saturating_sub(origin) as f64).rem_euclid(tick) / tick;
+        d.min(1.0 - d) > SOFT_TICK_NEAR
+    }
+
+    /// Whether [`SOFT_TICK_SHARE`] of the fit's points after number
+    /// `from` have a `phase` (in turns) within [`SOFT_TICK_NEAR`] of their
+    /// circular mean.
+    fn phases_gather(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> bool {
+        let points = || self.fit.points().filter(|pt| pt.n > from);
+        let (mut c, mut s, mut count) = (0.0, 0.0, 0usize);
+        for pt in points() {
+            let angle = phase(pt) * std::f64::consts::TAU;
+            c += angle.cos();
+            s += angle.sin();
+            count += 1;
+        }
+        let mean = s.atan2(c) / std::f64::consts::TAU;
+        let near = points()
+            .filter(|pt| {
+                let d = (phase(pt) - mean).rem_euclid(1.0);
+                d.min(1.0 - d) <= SOFT_TICK_NEAR
+            })
+            .count();
+        near as f64 >= SOFT_TICK_SHARE * count as f64
     }
 
     #[inline(always)]

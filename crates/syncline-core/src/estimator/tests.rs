@@ -779,6 +779,75 @@ fn quantised_arrival_clock_is_fitted_by_its_likelihood() {
     }
 }
 
+/// A quantised camera whose stamps stray from the host's 4 ms grid, like
+/// TUM RGB-D's Kinect rgb stamps: Gaussian noise of 0.1 ms on 90 % of
+/// them, the rest anywhere within 2 ms of their tick. The arrival gaps
+/// have no exact gcd, but the phases gather on the tick: the quantised fit
+/// takes the clock (the stamps more than 0.4 ms off the grid left out),
+/// where least squares and the floor follow the grid (on 40 such draws of
+/// the S9 kind, 129 µs in geometric mean before, 63 now; and without the
+/// stray stamps 168 and 58 µs).
+#[test]
+fn a_tick_the_stamps_stray_from_is_found() {
+    let mut rms = Vec::new();
+    for (seed, drift) in [(21, 9.0), (22, -14.0), (23, 2.0), (24, 25.0)] {
+        let mut rng = Rng(seed + 100);
+        let s: Vec<(i64, i64)> = CAMERA
+            .stream(seed, 1800, drift, 2_718_281, (0, 0))
+            .into_iter()
+            .map(|(t, q)| {
+                let stray = if rng.next() < 0.9 {
+                    // Box-Muller: a normal deviate of 0.1 ms.
+                    let (u, v) = (1.0 - rng.next(), rng.next());
+                    (1e5 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as i64
+                } else {
+                    ((rng.next() - 0.5) * 4e6) as i64
+                };
+                (t, q + stray)
+            })
+            .scan(i64::MIN, |last, (t, q)| {
+                *last = q.max(*last);
+                Some((t, *last))
+            })
+            .collect();
+        let mut e = est(Some(P30));
+        let errs = errors(&mut e, &s);
+        let st = e.status();
+        assert_eq!(st.arrival_tick_ns, Some(4_000_000), "seed {seed}: {st:?}");
+        assert_eq!(st.mode, FitMode::Quantised, "seed {seed}");
+        rms.push(debiased_rms(&errs[180..]));
+    }
+    let mean = rms.iter().sum::<f64>() / rms.len() as f64;
+    assert!(mean < 150e3, "{rms:?}");
+}
+
+/// Streams whose phases on a host tick gather without any quantisation
+/// are not taken for a quantised clock: a 100 Hz sensor with little
+/// jitter has two phases on a 4 ms tick (half its arrivals near either), a
+/// 200 Hz one two on a 10 ms tick, and a 100 Hz one whose young fit is
+/// percents off after a stall has one on a 10 ms tick (the sample times,
+/// at the expected period, gather there too).
+#[test]
+fn periodic_arrivals_are_not_taken_for_a_quantised_clock() {
+    for (p, jitter, seed) in [
+        (10_000_000, 3e5, 1),
+        (5_000_000, 3e5, 2),
+        (10_000_000, 0.0, 3),
+    ] {
+        let mut rng = Rng(seed);
+        let mut e = est(Some(p));
+        let mut last = 0;
+        for k in 0..3000i64 {
+            let stall = if k == 400 { 12 * p } else { 0 };
+            let q = (T0 + k * p + 1_000_000 + rng.exp(jitter) + stall).max(last + 8 * p / 10);
+            last = q;
+            e.update(ts(q)).unwrap();
+        }
+        let st = e.status();
+        assert_eq!(st.arrival_tick_ns, None, "{p} ns, jitter {jitter}: {st:?}");
+    }
+}
+
 /// On a quantised clock the estimates lie at the line of least delay: the
 /// camera's 1 ms latency, within a fraction of the tick (the output is
 /// anchored to its past, which carries the young fit's error in its
