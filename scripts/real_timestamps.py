@@ -13,6 +13,15 @@ table gives estimate - stamp; for the host-stamped ones (TUM RGB-D, the
 live rig) there is no truth and it gives estimate - arrival. Figures are
 over the samples from 2 s after the first on; `p1`/`p99` are percentiles,
 `min`/`max` the extremes (ms).
+
+A second table scores TUM RGB-D's two Kinect streams against a proxy for
+their truth: the least-squares line of the stamps on the frame numbers
+(gaps rounded to the median gap; no frame is missing), what an offline
+oracle sees of a camera's steady clock. syncline, the Rock reference
+model and the two causal references (`rock_estimator.py`,
+`causal_reference.py`; the hull with the quantised kind's 60 s history) are
+scored on it with the scenarios' `score.py` (RMS and max in ms, median
+removed, the first 10 % not scored).
 """
 import argparse
 import datetime
@@ -78,6 +87,55 @@ def summary(stamps, estimates):
     return d[0], d[n // 100], d[n // 2], d[(99 * n) // 100], d[-1]
 
 
+def proxy_rows(stamps):
+    """The stamps' least-squares line on their frame numbers."""
+    gaps = sorted(b - a for a, b in zip(stamps, stamps[1:]))
+    med = gaps[len(gaps) // 2]
+    n = [0]
+    for a, b in zip(stamps, stamps[1:]):
+        n.append(n[-1] + max(1, round((b - a) / med)))
+    k = len(stamps)
+    mx = sum(n) / k
+    my = sum(s - stamps[0] for s in stamps) / k
+    sxy = sum((x - mx) * (s - stamps[0] - my) for x, s in zip(n, stamps))
+    sxx = sum((x - mx) ** 2 for x in n)
+    slope = sxy / sxx
+    return [int(stamps[0] + my + slope * (x - mx)) for x in n], slope
+
+
+def proxy_table(a, real, tmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    score = os.path.join(a.shared, "data/estimator/score.py")
+    print()
+    print("| TUM fr1/xyz, against the proxy | proxy period (ms) | syncline | Rock | hull (60 s) | Olson |")
+    print("|---|---|---|---|---|---|")
+    for name in ["rgb", "depth"]:
+        stamps = tum_lines(os.path.join(real, "tum_fr1_xyz", f"{name}.txt"))
+        truth, slope = proxy_rows(stamps)
+        csv_path, side = os.path.join(tmp, f"{name}.csv"), os.path.join(tmp, f"{name}.json")
+        with open(csv_path, "w") as f:
+            f.write("event,time_ns,index,true_ns\n")
+            f.writelines(f"sample,{s},,{t}\n" for s, t in zip(stamps, truth))
+        json.dump({"name": name, "window_ns": 5_000_000_000, "period_ns": 33_333_333, "loss_threshold": 2}, open(side, "w"))
+        outs = {"syncline": os.path.join(tmp, "syn.jsonl")}
+        with open(outs["syncline"], "w") as f:
+            subprocess.run([a.bin, "estimate", "--window-ns", "5000000000", "--period-ns", "33333333", csv_path],
+                           stdout=f, check=True)
+        for ref, cmd in [("Rock", ["rock_estimator.py", csv_path, side]),
+                         ("hull", ["causal_reference.py", "hull", csv_path, side]),
+                         ("Olson", ["causal_reference.py", "olson", csv_path, side])]:
+            outs[ref] = os.path.join(tmp, f"{ref}.jsonl")
+            extra = ["--history-ns", "60000000000"] if ref == "hull" else []
+            subprocess.run(["python3", os.path.join(here, cmd[0])] + cmd[1:] + [outs[ref]] + extra,
+                           check=True, capture_output=True)
+        cells = []
+        for key in ["syncline", "Rock", "hull", "Olson"]:
+            r = json.loads(subprocess.run(["python3", score, csv_path, outs[key]], capture_output=True,
+                                          text=True, check=True).stdout)
+            cells.append(f"{r['rms_ns'] / 1e6:.3f} / {r['max_ns'] / 1e6:.3f}")
+        print(f"| {name} | {slope / 1e6:.4f} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser()
@@ -113,6 +171,7 @@ def main():
                 print(f"| {name} | {len(stamps)} | {p or '-'} | {against} | {lo:.4f} / {p1:.4f} / {med:.4f} / {p99:.4f} / {hi:.4f} "
                       f"| {per} | {st['mode']} | {st['losses_detected']} | {st['delays_detected']} | {st['changes_detected']} "
                       f"| {st['restarts']} | {st['rejected_backwards']} |", flush=True)
+        proxy_table(a, real, tmp)
 
 
 if __name__ == "__main__":
