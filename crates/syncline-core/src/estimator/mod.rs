@@ -933,11 +933,12 @@ impl Estimator {
     /// arrival times at that period (counted in `changes_detected`), so
     /// that the history and the run after it lie on one line. (By their
     /// times, not `d` times their old numbers: a run too short to restore
-    /// the rate, broken by a single loss, was numbered one apart already.) Without it, the
-    /// run looks like a step of the line below it: the history is cut to a
-    /// mix of both spacings, the fit's slope falls between the two periods,
-    /// and the numbering after the next cut followed the wrong one
-    /// (estimates up to 1.1 s early on a real EuRoC sequence).
+    /// the rate, broken by a single loss, was numbered one apart already.)
+    /// Without it, the run looks like a step of the line below it: the
+    /// history is cut to a mix of both spacings, the fit's slope falls
+    /// between the two periods, and the numbering after the next cut
+    /// followed the wrong one (estimates up to 1.1 s early on a real EuRoC
+    /// sequence).
     #[cold]
     fn restore_rate(&mut self, d: u64, pivot: i64) {
         self.fit.prior_period = self.fit.prior_period.map(|p| p / d as f64);
@@ -1474,14 +1475,15 @@ impl Estimator {
             self.soft_wait = SOFT_TICK_AFTER;
             return;
         }
+        let arrival =
+            |tick: f64| move |pt: &Point| (pt.q.saturating_sub(first.q) as f64 % tick) / tick;
         let gathered = |tick: f64| {
-            let arrivals = |pt: &Point| (pt.q.saturating_sub(first.q) as f64 % tick) / tick;
-            // The samples' own times on the floor line: on a stream whose
-            // period is close to a whole number of ticks they gather too,
-            // without any quantisation.
+            // The samples' own times at the expected period: on a stream
+            // whose period is close to a whole number of ticks they gather
+            // too, without any quantisation.
             let times =
                 |pt: &Point| (p * pt.n.saturating_sub(first.n) as f64).rem_euclid(tick) / tick;
-            self.phases_gather(from, &arrivals) && !self.phases_gather(from, &times)
+            self.phases_gather(from, &arrival(tick)) && !self.phases_gather(from, &times)
         };
         let Some(tick) = HOST_TICKS
             .into_iter()
@@ -1490,14 +1492,11 @@ impl Estimator {
         else {
             return;
         };
-        let (mut c, mut s) = (0.0, 0.0);
-        for pt in self.fit.points().filter(|pt| pt.n > from) {
-            let angle = (pt.q.saturating_sub(first.q) as f64 % tick) / tick * std::f64::consts::TAU;
-            c += angle.cos();
-            s += angle.sin();
-        }
-        let mean = s.atan2(c).rem_euclid(std::f64::consts::TAU) / std::f64::consts::TAU;
-        self.soft_tick = Some((tick, first.q.saturating_add(round(mean * tick))));
+        let (mean, _) = self.phase_mean(from, &arrival(tick));
+        self.soft_tick = Some((
+            tick,
+            first.q.saturating_add(round(mean.rem_euclid(1.0) * tick)),
+        ));
         self.fit.quantised_tick = Some(tick);
         // The history's stamps taken off the grid, as later ones will be.
         let soft = self.soft_tick;
@@ -1526,22 +1525,30 @@ impl Estimator {
     /// `from` have a `phase` (in turns) within [`SOFT_TICK_NEAR`] of their
     /// circular mean.
     fn phases_gather(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> bool {
-        let points = || self.fit.points().filter(|pt| pt.n > from);
-        let (mut c, mut s, mut count) = (0.0, 0.0, 0usize);
-        for pt in points() {
-            let angle = phase(pt) * std::f64::consts::TAU;
-            c += angle.cos();
-            s += angle.sin();
-            count += 1;
-        }
-        let mean = s.atan2(c) / std::f64::consts::TAU;
-        let near = points()
+        let (mean, count) = self.phase_mean(from, phase);
+        let near = self
+            .fit
+            .points()
+            .filter(|pt| pt.n > from)
             .filter(|pt| {
                 let d = (phase(pt) - mean).rem_euclid(1.0);
                 d.min(1.0 - d) <= SOFT_TICK_NEAR
             })
             .count();
         near as f64 >= SOFT_TICK_SHARE * count as f64
+    }
+
+    /// The circular mean (in turns) of the `phase` of the fit's points
+    /// after number `from`, and how many there are.
+    fn phase_mean(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> (f64, usize) {
+        let (mut c, mut s, mut count) = (0.0, 0.0, 0usize);
+        for pt in self.fit.points().filter(|pt| pt.n > from) {
+            let angle = phase(pt) * std::f64::consts::TAU;
+            c += angle.cos();
+            s += angle.sin();
+            count += 1;
+        }
+        (s.atan2(c) / std::f64::consts::TAU, count)
     }
 
     #[inline(always)]
