@@ -779,6 +779,22 @@ fn quantised_arrival_clock_is_fitted_by_its_likelihood() {
     }
 }
 
+/// A quantised camera whose crystal is 150-195 ppm off nominal (TUM
+/// RGB-D's Kinect runs 195 ppm slow): the period prior of 12 ppm would
+/// hold its slope near nominal for tens of seconds. Once the data's own
+/// period lies more than five combined standard deviations from nominal
+/// (256 samples on), the prior is dropped.
+#[test]
+fn a_crystal_far_off_nominal_drops_the_period_prior() {
+    for (seed, drift) in [(31, 150.0), (32, -170.0), (33, 195.0)] {
+        let (rms, st) = quantised_rms(seed, drift);
+        assert_eq!(st.mode, FitMode::Quantised, "seed {seed}");
+        let ppm = (st.period_ns.unwrap() / P30 as f64 - 1.0) * 1e6;
+        assert!((ppm - drift).abs() < 10.0, "seed {seed}: {ppm:.1} ppm");
+        assert!(rms < 120e3, "seed {seed}: rms {:.1} us", rms / 1e3);
+    }
+}
+
 /// A quantised camera whose stamps stray from the host's 4 ms grid, like
 /// TUM RGB-D's Kinect rgb stamps: Gaussian noise of 0.1 ms on 90 % of
 /// them, the rest anywhere within 2 ms of their tick. The arrival gaps
