@@ -30,7 +30,10 @@
 //! along the slope; a Gaussian prior on the period around the expected one
 //! (the relative tolerance of two crystals, see [`PRIOR_PPM`]) keeps the
 //! slope from wandering there and is outweighed by the data as the phases
-//! move against the tick.
+//! move against the tick. A crystal further off than the prior allows (a
+//! Kinect 195 ppm slow) would be held near nominal for tens of seconds: the
+//! prior is dropped once the data contradict it (see
+//! [`PRIOR_CONFLICT_SD`]).
 //!
 //! A sensor clocked from the host's timebase (a triggered camera) runs at
 //! exactly its expected period on the host clock, and one whose crystal is
