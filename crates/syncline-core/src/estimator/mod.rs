@@ -111,6 +111,10 @@ const SOFT_TICK_AFTER: u32 = 64;
 /// sensor whose period is `k + 1/m` ticks (and whose jitter is small) puts
 /// its phases in `m` groups, at most half of them near any one phase.
 const SOFT_TICK_SHARE: f64 = 0.75;
+/// The most arrivals whose phases are tried (the newest), so that the
+/// one-off test costs at most a few thousand trigonometric evaluations per
+/// tick tried.
+const SOFT_TICK_POINTS: usize = 512;
 const SOFT_TICK_NEAR: f64 = 0.1;
 /// Arrival gaps in a row, between consecutive numbers, of a whole fraction
 /// `1/d` of the period after a renumbering by a multiple of `d`, each
@@ -1469,7 +1473,11 @@ impl Estimator {
                 return;
             }
         };
-        let from = self.soft_from;
+        // The newest [`SOFT_TICK_POINTS`] at most: a bounded one-off cost.
+        let newest = (self.fit.len().checked_sub(SOFT_TICK_POINTS + 1))
+            .and_then(|k| self.fit.points().nth(k))
+            .map_or(i64::MIN, |pt| pt.n);
+        let from = self.soft_from.max(newest);
         let count = self.fit.points().filter(|pt| pt.n > from).count();
         if count < SOFT_TICK_AFTER as usize || !self.fit.stats_valid() {
             self.soft_wait = SOFT_TICK_AFTER;
