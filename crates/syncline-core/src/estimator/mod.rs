@@ -115,6 +115,9 @@ const SOFT_TICK_SHARE: f64 = 0.75;
 /// one-off test costs at most a few thousand trigonometric evaluations per
 /// tick tried.
 const SOFT_TICK_POINTS: usize = 512;
+/// How near their mean phase (in ticks) arrivals count as on the grid of a
+/// soft tick (see [`SOFT_TICK_SHARE`]); stamps further off are left out of
+/// the fit.
 const SOFT_TICK_NEAR: f64 = 0.1;
 /// Arrival gaps in a row, between consecutive numbers, of a whole fraction
 /// `1/d` of the period after a renumbering by a multiple of `d`, each
@@ -825,7 +828,7 @@ impl Estimator {
         }
         let queued = queued
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
-            || self.off_grid(q);
+            || Self::off_grid(self.soft_tick, q);
         if index.is_some() {
             self.last_index_n = Some(n);
         }
@@ -1508,20 +1511,15 @@ impl Estimator {
         self.fit.quantised_tick = Some(tick);
         // The history's stamps taken off the grid, as later ones will be.
         let soft = self.soft_tick;
-        self.fit.exclude(|pt| Self::off_grid_of(soft, pt.q));
+        self.fit.exclude(|pt| Self::off_grid(soft, pt.q));
     }
 
-    /// Whether arrival `q` lies off the grid of a soft tick (see
+    /// Whether arrival `q` lies off the grid of a soft tick `soft` (see
     /// [`Self::soft_tick`]) by more than [`SOFT_TICK_NEAR`] of a tick: a
     /// stamp taken elsewhere than at the tick, kept out of the fits'
     /// statistics (and of the quantised fit) like a queued sample.
     #[inline(always)]
-    fn off_grid(&self, q: i64) -> bool {
-        Self::off_grid_of(self.soft_tick, q)
-    }
-
-    #[inline(always)]
-    fn off_grid_of(soft: Option<(f64, i64)>, q: i64) -> bool {
+    fn off_grid(soft: Option<(f64, i64)>, q: i64) -> bool {
         let Some((tick, origin)) = soft else {
             return false;
         };
