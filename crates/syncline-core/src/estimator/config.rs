@@ -244,6 +244,16 @@ pub struct EstimatorStatus {
     /// accepted one), a device that paused and went on on a new phase of
     /// its clock, or a configured period the first gaps contradict.
     pub restarts: u64,
+    /// The stream's rate wanders (an auto-exposure camera, a motor): no
+    /// line fits it, and the estimates follow the arrivals with a local
+    /// tracker (see `docs/stamp.md`). Absent from the JSON when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wandering: bool,
     /// The last estimate.
     pub last_estimate: Option<Timestamp>,
+}
+
+/// Serde helper: leave a false flag out.
+fn is_false(b: &bool) -> bool {
+    !*b
 }

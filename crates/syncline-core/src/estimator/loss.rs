@@ -412,6 +412,7 @@ impl Estimator {
         if !self.fit.shift_newest(w.lost, -w.m) {
             return;
         }
+        self.wander.clear();
         self.last_n = Some(prev.saturating_sub(w.m));
         if self.committed_n >= w.lost {
             self.committed_n = self.committed_n.saturating_sub(w.m);

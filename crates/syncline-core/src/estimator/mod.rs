@@ -56,10 +56,12 @@ mod fit;
 mod loss;
 mod quant;
 mod reference;
+mod wander;
 
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 pub use fit::FitMode;
 use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
+use wander::Wander;
 
 use crate::{TimeDelta, Timestamp};
 
@@ -499,6 +501,8 @@ pub struct Estimator {
     replay_step: Option<u32>,
     /// A backlog draining at a link's interval (see [`Self::link_losses`]).
     link: Option<LinkDrain>,
+    /// The wander test and the local tracker (see `wander.rs`).
+    wander: Wander,
     st: EstimatorStatus,
 }
 
@@ -546,6 +550,7 @@ impl Estimator {
             arrival_tick_ns: None,
             changes_detected: 0,
             restarts: 0,
+            wandering: false,
             last_estimate: None,
         };
         Ok(Estimator {
@@ -607,6 +612,7 @@ impl Estimator {
             force_delayed: false,
             replay_step: None,
             link: None,
+            wander: Wander::new(),
             st,
         })
     }
@@ -690,6 +696,7 @@ impl Estimator {
         };
         st.jitter_ns = self.fit.stats_valid().then_some(self.fit.std_r);
         st.mode = self.fit.mode;
+        st.wandering = self.wander.active;
         st.arrival_tick_ns = self.fit.quantised_tick.map(round);
         st.latency_ns = match self.ref_offset {
             Some(o) => o.round() as i64,
@@ -881,6 +888,7 @@ impl Estimator {
         self.fit.keep_last(len as usize + 1);
         // Towards the last number: the numbers go on increasing.
         self.fit.renumber(g, last_n);
+        self.wander.clear();
         let artefacts = sum - sum / gcd;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(artefacts);
         // The losses left after renumbering (taken as single ones) are the
@@ -953,6 +961,7 @@ impl Estimator {
         let period = self.renumbered_period.map(|p| p / d as f64);
         if let Some(p) = period {
             self.fit.renumber_by_time(p, pivot);
+            self.wander.clear();
         }
         if !self.matured {
             // Its number was the old one's; the next point sets it again.
@@ -1073,6 +1082,7 @@ impl Estimator {
         self.soft_wait = 0;
         self.step_run = DivisorRun::default();
         self.link = None;
+        self.wander.clear();
         self.st.restarts += 1;
     }
 
@@ -1648,6 +1658,11 @@ impl Estimator {
             self.step_run.push(step.max(0).unsigned_abs());
         }
         self.fit.push(p, self.max_span);
+        if self.wander.push(p.n, p.q, p.queued) {
+            let period = self.period_f();
+            self.wander
+                .check(period.filter(|_| self.st.references == 0));
+        }
         if !self.matured {
             self.matured = self.fit.len() >= YOUNG;
             let below = match (self.running_minimum(), self.young_anchor) {
@@ -1714,6 +1729,9 @@ impl Estimator {
     fn estimate_at(&self, n: i64, q: i64, period: Option<f64>) -> Timestamp {
         if let Some(v) = self.reference_estimate(n, q, period) {
             return Timestamp::from_nanos(v);
+        }
+        if let Some(e) = self.wander.estimate(n, q) {
+            return Timestamp::from_nanos(e.saturating_sub(self.cfg.min_latency.as_nanos()));
         }
         let line: Option<Line> = self.young_line().or(self
             .fit

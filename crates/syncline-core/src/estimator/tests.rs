@@ -2854,3 +2854,64 @@ fn the_first_sample_after_a_dropout_is_stamped_after_it() {
         }
     }
 }
+
+/// A camera whose frame period wanders like an auto-exposure camera's:
+/// 63.44 ms with a relative deviation that moves as an Ornstein-Uhlenbeck
+/// process (standard deviation `amp`, time constant 4 s), and exponential
+/// delays of mean `jitter` ns. With `amp = 0` the period is constant.
+fn wandering_camera(seed: u64, amp: f64, jitter: f64) -> Vec<(i64, i64)> {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let p0 = 63_440_000.0;
+    let k = (-p0 / 1e9 / 4.0f64).exp();
+    let sd = amp * (1.0 - k * k).sqrt();
+    let (mut w, mut t, mut last) = (0.0f64, T0, 0i64);
+    (0..946)
+        .map(|_| {
+            // A standard normal deviate from two uniforms (Box-Muller).
+            let g =
+                (-2.0 * (1.0 - r.next()).ln()).sqrt() * (std::f64::consts::TAU * r.next()).cos();
+            w = w * k + sd * g;
+            t += (p0 * (1.0 + w)) as i64;
+            last = (t + 5_000_000 + r.exp(jitter)).max(last + 1);
+            (t, last)
+        })
+        .collect()
+}
+
+#[test]
+fn a_wandering_frame_rate_is_tracked() {
+    for seed in 1..=4 {
+        let samples = wandering_camera(seed, 0.02, 500_000.0);
+        let mut e = est(Some(63_440_000));
+        let errs = errors(&mut e, &samples);
+        assert!(
+            e.status().wandering,
+            "seed {seed}: not taken for a wandering rate"
+        );
+        // From 20 s on: within a few jitter deviations of the truth, where
+        // a line over the 5 s history is tens of milliseconds off.
+        let rms = debiased_rms(&errs[315..]);
+        assert!(rms < 2.0e6, "seed {seed}: {rms} ns RMS");
+        // The arrivals themselves are 0.5 ms RMS off; the tracker is not
+        // worse than twice that.
+        let arrivals: Vec<i64> = samples[315..].iter().map(|&(t, q)| q - t).collect();
+        assert!(
+            rms < 2.0 * debiased_rms(&arrivals),
+            "seed {seed}: {rms} ns RMS"
+        );
+    }
+}
+
+#[test]
+fn a_steady_frame_rate_is_not_taken_for_a_wandering_one() {
+    for seed in 1..=8 {
+        for jitter in [100_000.0, 500_000.0, 2_000_000.0] {
+            let samples = wandering_camera(seed, 0.0, jitter);
+            let mut e = est(Some(63_440_000));
+            for &(_, q) in &samples {
+                e.update(ts(q)).unwrap();
+                assert!(!e.status().wandering, "seed {seed}, jitter {jitter}");
+            }
+        }
+    }
+}
