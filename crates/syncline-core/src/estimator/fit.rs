@@ -325,7 +325,7 @@ impl LineFit {
     }
 
     /// The points held, oldest first.
-    pub fn points(&self) -> impl Iterator<Item = &Point> {
+    pub fn points(&self) -> impl ExactSizeIterator<Item = &Point> {
         self.pts.iter()
     }
 

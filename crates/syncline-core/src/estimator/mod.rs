@@ -61,7 +61,7 @@ mod wander;
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 pub use fit::FitMode;
 use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
-use wander::Wander;
+use wander::{Due, Wander};
 
 use crate::{TimeDelta, Timestamp};
 
@@ -1658,7 +1658,11 @@ impl Estimator {
             self.step_run.push(step.max(0).unsigned_abs());
         }
         self.fit.push(p, self.max_span);
-        if self.wander.push(p.n, p.q, p.queued) {
+        let due = self.wander.push(p.n, p.q, p.queued);
+        if due != Due::No {
+            if due == Due::Fill {
+                self.wander.fill(self.fit.points());
+            }
             let period = self.period_f();
             self.wander
                 .check(period.filter(|_| self.st.references == 0));

@@ -32,9 +32,13 @@
 //! line; the root mean squares' stayed below 1.63 on 40 draws of each of
 //! the twelve non-quantised scenario kinds (stalls, bursts, losses, a
 //! period step, a wrong expected period), the medians' below 2.32 on 160;
-//! it is 8-24 on the live rig's camera. At [`ENTER_RATIO`] or more on
-//! [`ENTER_CHECKS`] tests in a row the stream is wandering, until the
-//! ratio falls below [`LEAVE_RATIO`].
+//! it is 8-24 on the live rig's camera. A queue on a busy link has the
+//! same signature (its delays move like a random walk), but its gaps
+//! repeat the link's interval to the nanosecond: a stream where one in
+//! [`EXACT_SHARE`] of the differences at lag 1 is within [`EXACT_NS`] of
+//! zero is not tested. At [`ENTER_RATIO`] or more on [`ENTER_CHECKS`]
+//! tests in a row the stream is wandering, until the ratio falls below
+//! [`LEAVE_RATIO`].
 //!
 //! The tracker. While wandering, the estimates come from a Kalman filter
 //! on (arrival level, period) with exactly that model: the period a random
@@ -50,9 +54,17 @@
 //! change detection), and takes the estimates back when the stream stops
 //! wandering.
 //!
-//! Costs: one ring slot and a few multiplications per committed sample;
-//! the test every [`CHECK_EVERY`] samples is two passes and two
-//! selections over at most [`RING`] values, in a buffer allocated once.
+//! Costs. The test runs behind a screen (see [`Wander::push`]): running
+//! mean squares of the second differences at lag 1 and (between samples
+//! numbered at multiples of [`CHECKPOINT`]) at [`LAG`], two differences
+//! and a few moves per committed sample. Only where their ratio reaches
+//! [`SCREEN_RATIO`] is the ring filled (from the fit's history) and fed,
+//! and the test run every [`CHECK_EVERY`] samples: a few passes and at
+//! most two selections over [`RING`] values, in a buffer allocated once.
+//! Measured: `update` 13.4-14.3 M/s against 15.7-16.0 without any of it
+//! (`docs/PERFORMANCE.md`).
+
+use super::fit::Point;
 
 /// Committed samples the test looks at (about 8 s of a 16 Hz camera).
 pub(crate) const RING: usize = 128;
@@ -73,6 +85,15 @@ const ENTER_RATIO: f64 = 3.0;
 const ENTER_CHECKS: u32 = 2;
 /// ... and no longer once it falls below this.
 const LEAVE_RATIO: f64 = 2.0;
+/// The test runs only while the screen's ratio (running means, see
+/// [`Wander::push`]) is at least this, or the tracker is in use.
+const SCREEN_RATIO: f64 = 2.0;
+/// The memory of the screen's running means, in blocks of
+/// [`CHECK_EVERY`] samples.
+const SCREEN_BLOCKS: u32 = 2;
+/// A square in the screen's running means counts at most this many times
+/// the mean.
+const SCREEN_CLIP: f64 = 16.0;
 /// The smallest jitter spread the test believes, as a fraction of the
 /// period: hardware stamps have none, and the ratio of two zeros says
 /// nothing.
@@ -81,6 +102,12 @@ const FLOOR_FRAC: f64 = 1e-4;
 /// from their numbers' distance keeps the second differences across it
 /// out of the test.
 const GAP_TOL: f64 = 0.5;
+/// A second difference at lag 1 this small (ns) repeats the gap before
+/// it exactly: a link's interval, not a sensor's frame. Where one in
+/// [`EXACT_SHARE`] is, the stream is not tested.
+const EXACT_NS: f64 = 2.0;
+/// (see [`EXACT_NS`]).
+const EXACT_SHARE: usize = 4;
 /// Median absolute value to standard deviation (Gaussian).
 const MAD_SD: f64 = 1.0 / 0.674_5;
 /// A sample later than its prediction by this many standard deviations of
@@ -142,14 +169,44 @@ impl Kf {
     }
 }
 
+/// What a committed sample asks of the caller (see [`Wander::push`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// Nothing.
+    No,
+    /// A test: call [`Wander::check`].
+    Check,
+    /// Fill the ring from the fit's history ([`Wander::fill`]), then test.
+    Fill,
+}
+
 /// The wander test and the local tracker (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct Wander {
-    /// The newest committed samples: number, arrival, queued.
-    ring: Vec<(i64, i64, bool)>,
-    head: usize,
+    /// The newest committed samples, number, arrival and queued
+    /// (`count % RING` is the next slot), fed only while the screen
+    /// passes or the tracker is in use.
+    ring: Box<[(i64, i64, bool); RING]>,
+    /// Samples in the ring since it was filled.
+    count: usize,
+    /// The ring is being fed.
+    feeding: bool,
     since_check: u32,
-    /// The second differences of a test (allocated once).
+    /// The last two committed samples (the screen's differences at lag
+    /// 1; numbers of `i64::MIN` after a clear).
+    last: [(i64, i64, bool); 2],
+    /// The last samples whose numbers are multiples of [`CHECKPOINT`]
+    /// (the screen's differences at lag [`LAG`]), oldest first.
+    marks: [(i64, i64); MARKS],
+    /// The screen: running means of the squared second differences at
+    /// lags 1 and [`LAG`] (infinite before the first block), how many
+    /// blocks of [`CHECK_EVERY`] samples went in, and the current block's
+    /// sums and counts.
+    e1: f64,
+    el: f64,
+    blocks: u32,
+    block: (f64, f64, u32, u32),
+    /// The second differences of a test's medians (allocated once).
     scratch: Vec<f64>,
     /// The stream wanders: the estimates are the tracker's.
     pub active: bool,
@@ -161,12 +218,27 @@ pub(crate) struct Wander {
     kf: Option<Kf>,
 }
 
+/// The screen takes its differences at lag [`LAG`] between samples whose
+/// numbers are multiples of this...
+const CHECKPOINT: i64 = 8;
+/// ... of which it keeps this many.
+const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
+/// The fewest samples in the ring a test needs.
+const RING_MIN: usize = 96;
+
 impl Wander {
     pub fn new() -> Self {
         Wander {
-            ring: Vec::with_capacity(RING),
-            head: 0,
+            ring: Box::new([(0, 0, false); RING]),
+            count: 0,
+            feeding: false,
             since_check: 0,
+            last: [(i64::MIN, 0, false); 2],
+            marks: [(i64::MIN, 0); MARKS],
+            e1: f64::INFINITY,
+            el: f64::INFINITY,
+            blocks: 0,
+            block: (0.0, 0.0, 0, 0),
             scratch: Vec::with_capacity(RING),
             active: false,
             above: 0,
@@ -179,90 +251,177 @@ impl Wander {
     /// Forgets the samples and the tracker (the numbering changed, or the
     /// fit restarted).
     pub fn clear(&mut self) {
-        self.ring.clear();
-        self.head = 0;
+        self.count = 0;
+        self.feeding = false;
         self.since_check = 0;
+        self.last = [(i64::MIN, 0, false); 2];
+        self.marks = [(i64::MIN, 0); MARKS];
+        (self.e1, self.el, self.blocks) = (f64::INFINITY, f64::INFINITY, 0);
+        self.block = (0.0, 0.0, 0, 0);
         self.active = false;
         self.above = 0;
         self.kf = None;
     }
 
-    /// The ring's samples, oldest first.
-    fn ordered(&self) -> impl Iterator<Item = &(i64, i64, bool)> {
-        let (new, old) = self.ring.split_at(self.head.min(self.ring.len()));
-        old.iter().chain(new)
+    /// The sample written `i`-th into the ring since it was filled (one
+    /// still in it).
+    #[inline(always)]
+    fn at(&self, i: usize) -> (i64, i64, bool) {
+        self.ring[i % RING]
     }
 
-    /// A committed sample. Returns whether a test is due (call
-    /// [`Self::check`] with the fit's period).
-    pub fn push(&mut self, n: i64, q: i64, queued: bool) -> bool {
-        if !self.ring.is_empty() {
-            let (m, a, _) = self.newest();
-            if n <= m || q < a {
-                self.clear();
+    /// The second difference at `lag` ending at ring sample `i`, if its
+    /// points are `lag` numbers apart and neither end is queued.
+    #[inline(always)]
+    fn difference(&self, i: usize, lag: usize) -> Option<f64> {
+        let (a, b, c) = (self.at(i - 2 * lag), self.at(i - lag), self.at(i));
+        let lag_n = lag as i64;
+        (b.0.wrapping_sub(a.0) == lag_n && c.0.wrapping_sub(b.0) == lag_n && !(a.2 || c.2))
+            .then(|| (c.1 - b.1) as f64 - (b.1 - a.1) as f64)
+    }
+
+    /// A committed sample. Feeds the screen: mean squares of the second
+    /// differences at lag 1 (every sample) and at [`LAG`] (between
+    /// samples numbered at multiples of [`CHECKPOINT`]); a stall's edge
+    /// inflates both alike, which only keeps the test from running, and a
+    /// square beyond [`SCREEN_CLIP`] times its running mean counts as that
+    /// much. Feeds the ring while the screen passes, and the tracker while
+    /// in use. Every [`CHECK_EVERY`] samples, while the screen's ratio is
+    /// at least [`SCREEN_RATIO`] or the tracker is in use, a test is due.
+    /// On a stream that fits a line this is all the cost: two differences
+    /// and a few moves.
+    #[inline]
+    pub fn push(&mut self, n: i64, q: i64, queued: bool) -> Due {
+        let [a, b] = self.last;
+        if b.0.wrapping_sub(a.0) == 1 && n.wrapping_sub(b.0) == 1 && !(a.2 || queued) {
+            let d = (q - b.1) as f64 - (b.1 - a.1) as f64;
+            self.block.0 += (d * d).min(SCREEN_CLIP * self.e1);
+            self.block.2 += 1;
+        }
+        self.last = [b, (n, q, queued)];
+        if n.rem_euclid(CHECKPOINT) == 0 && !queued {
+            self.marks.copy_within(1.., 0);
+            self.marks[MARKS - 1] = (n, q);
+            let (m0, m1) = (self.marks[0], self.marks[MARKS / 2]);
+            let lag = LAG as i64;
+            if n.wrapping_sub(m1.0) == lag && m1.0.wrapping_sub(m0.0) == lag {
+                let d = (q - m1.1) as f64 - (m1.1 - m0.1) as f64;
+                self.block.1 += (d * d).min(SCREEN_CLIP * self.el);
+                self.block.3 += 1;
             }
         }
-        if self.ring.len() < RING {
-            self.ring.push((n, q, queued));
-            self.head = self.ring.len() % RING;
-        } else {
-            self.ring[self.head] = (n, q, queued);
-            self.head = (self.head + 1) % RING;
+        if self.feeding {
+            self.ring[self.count % RING] = (n, q, queued);
+            self.count += 1;
         }
         if self.active {
-            self.track(n, q, queued);
+            self.track_cold(n, q, queued);
         }
         self.since_check += 1;
-        if self.since_check >= CHECK_EVERY && self.ring.len() == RING {
-            self.since_check = 0;
-            true
+        if self.since_check < CHECK_EVERY {
+            return Due::No;
+        }
+        self.end_block()
+    }
+
+    /// Every [`CHECK_EVERY`] samples: the block's means into the screen's
+    /// running ones, and whether a test is due.
+    #[inline(never)]
+    fn end_block(&mut self) -> Due {
+        self.since_check = 0;
+        // The block's means into the running ones (memory: two blocks).
+        let (s1, sl, k1, kl) = std::mem::take(&mut self.block);
+        if k1 > 0 && kl > 0 {
+            self.blocks = self.blocks.saturating_add(1);
+            let (m1, ml) = (s1 / f64::from(k1), sl / f64::from(kl));
+            if self.blocks == 1 {
+                (self.e1, self.el) = (m1, ml);
+            } else {
+                let w = 1.0 / f64::from(self.blocks.min(SCREEN_BLOCKS));
+                self.e1 += w * (m1 - self.e1);
+                self.el += w * (ml - self.el);
+            }
+        }
+        let screened = self.blocks >= 2 && self.el >= SCREEN_RATIO * SCREEN_RATIO * self.e1;
+        if screened || self.active {
+            if self.feeding { Due::Check } else { Due::Fill }
         } else {
-            false
+            self.feeding = false;
+            self.count = 0;
+            self.above = 0;
+            Due::No
         }
     }
 
-    fn newest(&self) -> (i64, i64, bool) {
-        let i = if self.ring.len() < RING {
-            self.ring.len() - 1
-        } else {
-            (self.head + RING - 1) % RING
-        };
-        self.ring[i]
+    /// Fills the ring with the newest points of the fit's history (oldest
+    /// first) and starts feeding it.
+    pub fn fill<'a>(&mut self, points: impl ExactSizeIterator<Item = &'a Point>) {
+        let skip = points.len().saturating_sub(RING);
+        self.count = 0;
+        for p in points.skip(skip) {
+            self.ring[self.count % RING] = (p.n, p.q, p.queued);
+            self.count += 1;
+        }
+        self.feeding = true;
     }
 
-    /// Root mean square of the second differences at `lag` over the ring
-    /// (points `lag` numbers apart, the first not queued, and no gap
-    /// between them queued or off its numbers by [`GAP_TOL`] of a period:
-    /// a stall's edge, or a loss the numbering has not seen yet), or
-    /// `None` with fewer than `min`.
-    fn spread(&mut self, lag: usize, min: usize, period: f64) -> Option<(f64, f64)> {
-        let mut buf = std::mem::take(&mut self.scratch);
-        buf.clear();
-        let at = |i: usize| self.ring[(self.head + i) % RING];
-        // `bad[i]`: the gaps up to point `i` that break a difference.
+    /// The ring's samples a test looks at: the index of the oldest (since
+    /// the fill) and how many.
+    fn span(&self) -> (usize, usize) {
+        let len = self.count.min(RING);
+        (self.count - len, len)
+    }
+
+    /// Marks the gaps that break a second difference: `bad[i]` counts
+    /// those up to ring point `i` (oldest first), a gap being one into a
+    /// queued sample or off its numbers by [`GAP_TOL`] of a period (a
+    /// stall's edge, or a loss the numbering has not seen yet).
+    fn bad_gaps(&self, period: f64) -> [u16; RING] {
+        let (first, len) = self.span();
         let mut bad = [0u16; RING];
-        for i in 1..RING {
-            let (a, b) = (at(i - 1), at(i));
+        for i in 1..len {
+            let (a, b) = (self.at(first + i - 1), self.at(first + i));
             let off = (b.1 - a.1) as f64 - (b.0 - a.0) as f64 * period;
             bad[i] = bad[i - 1] + u16::from(off.abs() > GAP_TOL * period || b.2);
         }
-        let lag_n = lag as i64;
-        let mut sum = 0.0f64;
-        for i in lag..RING - lag {
-            let (a, b, c) = (at(i - lag), at(i), at(i + lag));
-            if b.0 - a.0 == lag_n && c.0 - b.0 == lag_n && bad[i + lag] == bad[i - lag] && !a.2 {
-                let d = (c.1 - b.1) as f64 - (b.1 - a.1) as f64;
-                sum += d * d;
-                buf.push(d.abs());
+        bad
+    }
+
+    /// The ring's second differences at `lag` (points `lag` numbers
+    /// apart, the first not queued, no bad gap between them), each passed
+    /// to `f`; returns how many.
+    fn each_difference(&self, lag: usize, bad: &[u16; RING], mut f: impl FnMut(f64)) -> usize {
+        let (first, len) = self.span();
+        let mut k = 0;
+        for i in lag..len.saturating_sub(lag) {
+            if bad[i + lag] == bad[i - lag]
+                && let Some(d) = self.difference(first + i + lag, lag)
+            {
+                f(d);
+                k += 1;
             }
         }
-        let k = buf.len();
-        let m = (k >= min).then(|| {
-            let (_, med, _) = buf.select_nth_unstable_by(k / 2, f64::total_cmp);
-            ((sum / k as f64).sqrt(), *med * MAD_SD)
-        });
+        k
+    }
+
+    /// Root mean square of the ring's second differences at `lag`, or
+    /// `None` with fewer than `min`.
+    fn rms(&self, lag: usize, min: usize, bad: &[u16; RING]) -> Option<f64> {
+        let mut sum = 0.0f64;
+        let k = self.each_difference(lag, bad, |d| sum += d * d);
+        (k >= min).then(|| (sum / k as f64).sqrt())
+    }
+
+    /// Median absolute second difference at `lag` in the ring, scaled to
+    /// a standard deviation (called after [`Self::rms`] found some).
+    fn median(&mut self, lag: usize, bad: &[u16; RING]) -> f64 {
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        self.each_difference(lag, bad, |d| buf.push(d.abs()));
+        let mid = buf.len() / 2;
+        let m = *buf.select_nth_unstable_by(mid, f64::total_cmp).1;
         self.scratch = buf;
-        m
+        m * MAD_SD
     }
 
     /// The test (see the module documentation); starts or stops the
@@ -274,21 +433,38 @@ impl Wander {
             self.kf = None;
             return;
         };
-        let (Some(s1), Some(sl)) = (
-            self.spread(1, MIN_D1, period),
-            self.spread(LAG, MIN_DL, period),
-        ) else {
+        if self.count < RING_MIN {
+            return;
+        }
+        let bad = self.bad_gaps(period);
+        let (Some(s1), Some(sl)) = (self.rms(1, MIN_D1, &bad), self.rms(LAG, MIN_DL, &bad)) else {
             return;
         };
+        // Gaps repeated to the nanosecond: the arrivals are paced by a
+        // link draining a queue (or an exact clock), not by a sensor whose
+        // frames wander; such a queue wanders on its own.
+        let mut exact = 0usize;
+        let k1 = self.each_difference(1, &bad, |d| exact += usize::from(d.abs() <= EXACT_NS));
+        if exact * EXACT_SHARE >= k1 {
+            self.active = false;
+            self.above = 0;
+            self.kf = None;
+            return;
+        }
         let floor = FLOOR_FRAC * period;
+        let was = self.active;
+        let wanted = if was { LEAVE_RATIO } else { ENTER_RATIO };
         // Both spreads must say so: the root mean squares (a sawtooth of
         // delays, flat but for its wraps, has a median second difference
         // of zero) and the medians (one disturbance of an otherwise
         // jitter-free stream touches `2L` differences at lag `L` but three
-        // at lag 1).
-        let ratio = (sl.0 / s1.0.max(floor)).min(sl.1 / s1.1.max(floor));
-        let (s1, sl) = (s1.0, sl.0);
-        let was = self.active;
+        // at lag 1). The medians are taken only where the root mean
+        // squares pass.
+        let mut ratio = sl / s1.max(floor);
+        if ratio >= wanted {
+            let (m1, ml) = (self.median(1, &bad), self.median(LAG, &bad));
+            ratio = ratio.min(ml / m1.max(floor));
+        }
         self.above = if ratio >= ENTER_RATIO {
             self.above.saturating_add(1)
         } else {
@@ -312,12 +488,11 @@ impl Wander {
 
     /// Runs a fresh filter over the ring's samples.
     fn start_from_ring(&mut self, period: f64) {
-        let Some(&(n0, q0, _)) = self.ordered().next() else {
-            return;
-        };
+        let (first, len) = self.span();
+        let (n0, q0, _) = self.at(first);
         self.kf = Some(Kf::start(n0, q0, period, self.r));
-        for i in 1..self.ring.len() {
-            let (n, q, queued) = self.ring[(self.head + i) % self.ring.len()];
+        for i in first + 1..first + len {
+            let (n, q, queued) = self.at(i);
             self.track(n, q, queued);
         }
     }
@@ -338,6 +513,12 @@ impl Wander {
             0
         };
         Some((off, c, nu, run))
+    }
+
+    /// [`Self::track`], kept out of the hot path.
+    #[inline(never)]
+    fn track_cold(&mut self, n: i64, q: i64, queued: bool) {
+        self.track(n, q, queued);
     }
 
     /// Feeds a committed sample to the filter.
@@ -385,11 +566,19 @@ impl Wander {
     /// stream wanders: the filtered level, or the prediction for a sample
     /// late beyond the gate. Never more than [`GATE_SD`] jitter deviations
     /// after the arrival. `None` when not wandering.
-    #[inline]
+    #[inline(always)]
     pub fn estimate(&self, n: i64, q: i64) -> Option<i64> {
-        if !self.active {
-            return None;
+        if self.active {
+            self.estimate_active(n, q)
+        } else {
+            None
         }
+    }
+
+    /// [`Self::estimate`] while the tracker is in use (kept out of line:
+    /// the estimator's hot path only tests the flag).
+    #[inline(never)]
+    fn estimate_active(&self, n: i64, q: i64) -> Option<i64> {
         let kf = self.kf.as_ref()?;
         let (off, c, nu, run) = self.verdict(kf, n, q)?;
         if run.unsigned_abs() >= STEP_RUN {
