@@ -2943,3 +2943,49 @@ fn a_queue_on_a_busy_link_is_not_taken_for_a_wandering_rate() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Bad input on a stream the wander tracker follows (jumps by hours
+    /// either way, repeats, steps back, extreme times, announced losses,
+    /// stalls) is an estimate or a counted rejection, never a panic.
+    #[test]
+    fn bad_input_on_a_tracked_wandering_stream_is_handled(
+        seed in 1u64..1000,
+        faults in proptest::collection::vec((500usize..800, 0u8..7, any::<i64>()), 1..12),
+    ) {
+        let samples = wandering_camera(seed, 0.02, 500_000.0);
+        let mut stream: Vec<Option<i64>> = samples.iter().map(|&(_, q)| Some(q)).collect();
+        for &(at, kind, v) in &faults {
+            let q = stream[at].unwrap_or(T0);
+            stream[at] = match kind {
+                0 => q.checked_add(v.rem_euclid(10_000) * 3_600_000_000_000 / 1000),
+                1 => q.checked_sub(v.rem_euclid(7_200_000_000_000)),
+                2 => stream[at - 1],
+                3 => Some(v),
+                4 => None, // an announced loss in place of the sample
+                5 => q.checked_add(v.rem_euclid(1_000_000_000)), // a stall
+                _ => q.checked_add(v.rem_euclid(8_000_000) - 4_000_000),
+            };
+        }
+        let mut e = est(Some(63_440_000));
+        let (mut ok, mut rejected) = (0u64, 0u64);
+        for (k, q) in stream.into_iter().enumerate() {
+            if k == 500 {
+                // The faults hit the tracker.
+                prop_assert!(e.status().wandering);
+            }
+            match q {
+                Some(q) => match e.update(ts(q)) {
+                    Ok(_) => ok += 1,
+                    Err(_) => rejected += 1,
+                },
+                None => e.update_loss(),
+            }
+        }
+        let st = e.status();
+        prop_assert_eq!(st.samples, ok);
+        prop_assert!(st.rejected_backwards <= rejected);
+        prop_assert!(serde_json::to_string(&st).is_ok());
+    }
+}
