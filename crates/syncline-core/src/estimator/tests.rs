@@ -1231,6 +1231,50 @@ fn quantised_output_follows_a_clock_step() {
     );
 }
 
+/// Replaces samples of `stream` (arrivals; `None` for an announced loss)
+/// by faults `(at, kind, v)`: kind 0 a jump forward by up to 10 hours,
+/// 1 a step back by up to 2 hours, 2 a repeat of the sample before, 3 any
+/// time at all, 4 an announced loss, 5 a shift by up to ±4 ms, 6 a stall
+/// of up to a second.
+fn inject_faults(stream: &mut [Option<i64>], faults: &[(usize, u8, i64)]) {
+    for &(at, kind, v) in faults {
+        let q = stream[at].unwrap_or(T0);
+        stream[at] = match kind {
+            0 => q.checked_add(v.rem_euclid(10_000) * 3_600_000_000_000 / 1000),
+            1 => q.checked_sub(v.rem_euclid(7_200_000_000_000)),
+            2 => stream[at - 1],
+            3 => Some(v),
+            4 => None,
+            6 => q.checked_add(v.rem_euclid(1_000_000_000)),
+            _ => q.checked_add(v.rem_euclid(8_000_000) - 4_000_000),
+        };
+    }
+}
+
+/// Feeds `stream` (see [`inject_faults`]) to `e`: the samples accepted,
+/// those rejected, and the status before sample `at`.
+fn feed_faulty(
+    e: &mut Estimator,
+    stream: &[Option<i64>],
+    at: usize,
+) -> (u64, u64, EstimatorStatus) {
+    let (mut ok, mut rejected) = (0u64, 0u64);
+    let mut before = e.status();
+    for (k, &q) in stream.iter().enumerate() {
+        if k == at {
+            before = e.status();
+        }
+        match q {
+            Some(q) => match e.update(ts(q)) {
+                Ok(_) => ok += 1,
+                Err(_) => rejected += 1,
+            },
+            None => e.update_loss(),
+        }
+    }
+    (ok, rejected, before)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Bad input on an anchored quantised stream (jumps by hours either
@@ -1246,32 +1290,11 @@ proptest! {
             .into_iter()
             .map(|(_, q)| Some(q))
             .collect();
-        for &(at, kind, v) in &faults {
-            let q = stream[at].unwrap_or(T0);
-            stream[at] = match kind {
-                0 => q.checked_add(v.rem_euclid(10_000) * 3_600_000_000_000 / 1000),
-                1 => q.checked_sub(v.rem_euclid(7_200_000_000_000)),
-                2 => stream[at - 1],
-                3 => Some(v),
-                4 => None, // an announced loss in place of the sample
-                _ => q.checked_add(v.rem_euclid(8_000_000) - 4_000_000),
-            };
-        }
+        inject_faults(&mut stream, &faults);
         let mut e = est(Some(P30));
-        let (mut ok, mut rejected) = (0u64, 0u64);
-        for (k, q) in stream.into_iter().enumerate() {
-            if k == 300 {
-                // The faults hit the anchored quantised output.
-                prop_assert_eq!(e.status().mode, FitMode::Quantised);
-            }
-            match q {
-                Some(q) => match e.update(ts(q)) {
-                    Ok(_) => ok += 1,
-                    Err(_) => rejected += 1,
-                },
-                None => e.update_loss(),
-            }
-        }
+        let (ok, rejected, before) = feed_faulty(&mut e, &stream, 300);
+        // The faults hit the anchored quantised output.
+        prop_assert_eq!(before.mode, FitMode::Quantised);
         let st = e.status();
         prop_assert_eq!(st.samples, ok);
         prop_assert!(st.rejected_backwards <= rejected);
@@ -2956,33 +2979,11 @@ proptest! {
     ) {
         let samples = wandering_camera(seed, 0.02, 500_000.0);
         let mut stream: Vec<Option<i64>> = samples.iter().map(|&(_, q)| Some(q)).collect();
-        for &(at, kind, v) in &faults {
-            let q = stream[at].unwrap_or(T0);
-            stream[at] = match kind {
-                0 => q.checked_add(v.rem_euclid(10_000) * 3_600_000_000_000 / 1000),
-                1 => q.checked_sub(v.rem_euclid(7_200_000_000_000)),
-                2 => stream[at - 1],
-                3 => Some(v),
-                4 => None, // an announced loss in place of the sample
-                5 => q.checked_add(v.rem_euclid(1_000_000_000)), // a stall
-                _ => q.checked_add(v.rem_euclid(8_000_000) - 4_000_000),
-            };
-        }
+        inject_faults(&mut stream, &faults);
         let mut e = est(Some(63_440_000));
-        let (mut ok, mut rejected) = (0u64, 0u64);
-        for (k, q) in stream.into_iter().enumerate() {
-            if k == 500 {
-                // The faults hit the tracker.
-                prop_assert!(e.status().wandering);
-            }
-            match q {
-                Some(q) => match e.update(ts(q)) {
-                    Ok(_) => ok += 1,
-                    Err(_) => rejected += 1,
-                },
-                None => e.update_loss(),
-            }
-        }
+        let (ok, rejected, before) = feed_faulty(&mut e, &stream, 500);
+        // The faults hit the tracker.
+        prop_assert!(before.wandering);
         let st = e.status();
         prop_assert_eq!(st.samples, ok);
         prop_assert!(st.rejected_backwards <= rejected);
