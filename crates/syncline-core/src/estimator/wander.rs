@@ -37,8 +37,8 @@
 //! repeat the link's interval to the nanosecond: a stream where one in
 //! [`EXACT_SHARE`] of the differences at lag 1 is within [`EXACT_NS`] of
 //! zero is not tested. At [`ENTER_RATIO`] or more on [`ENTER_CHECKS`]
-//! tests in a row the stream is wandering, until the ratio falls below
-//! [`LEAVE_RATIO`].
+//! tests in a row (or [`ENTER_AT_ONCE`] on one) the stream is wandering,
+//! until the ratio falls below [`LEAVE_RATIO`].
 //!
 //! The tracker. While wandering, the estimates come from a Kalman filter
 //! on (arrival level, period) with exactly that model: the period a random
@@ -85,6 +85,9 @@ const ENTER_RATIO: f64 = 3.0;
 const ENTER_CHECKS: u32 = 2;
 /// ... and no longer once it falls below this.
 const LEAVE_RATIO: f64 = 2.0;
+/// A ratio this high (twice [`ENTER_RATIO`]) starts the tracker on one
+/// test: on the live rig's camera it starts 2 s sooner.
+const ENTER_AT_ONCE: f64 = 6.0;
 /// The test runs only while the screen's ratio (running means, see
 /// [`Wander::push`]) is at least this, or the tracker is in use.
 const SCREEN_RATIO: f64 = 2.0;
@@ -473,7 +476,7 @@ impl Wander {
         self.active = if was {
             ratio >= LEAVE_RATIO
         } else {
-            self.above >= ENTER_CHECKS
+            self.above >= ENTER_CHECKS || ratio >= ENTER_AT_ONCE
         };
         if !self.active {
             self.kf = None;
