@@ -103,9 +103,30 @@ def proxy_rows(stamps):
     return [int(stamps[0] + my + slope * (x - mx)) for x in n], slope
 
 
-def proxy_table(a, real, tmp):
+def run_references(csv_path, side, tmp, hull_history_ns=None):
+    """Runs the Rock reference model and the two causal references on a draw
+    (CSV and sidecar); returns {name: estimates JSONL path}."""
     here = os.path.dirname(os.path.abspath(__file__))
-    score = os.path.join(a.shared, "data/estimator/score.py")
+    outs = {}
+    for ref, cmd in [("Rock", ["rock_estimator.py", csv_path, side]),
+                     ("hull", ["causal_reference.py", "hull", csv_path, side]),
+                     ("Olson", ["causal_reference.py", "olson", csv_path, side])]:
+        outs[ref] = os.path.join(tmp, f"{ref}.jsonl")
+        extra = ["--history-ns", str(hull_history_ns)] if ref == "hull" and hull_history_ns else []
+        subprocess.run(["python3", os.path.join(here, cmd[0])] + cmd[1:] + [outs[ref]] + extra,
+                       check=True, capture_output=True)
+    return outs
+
+
+def score(shared, csv_path, estimates):
+    """RMS and max error (ms, median removed) of an estimates JSONL against
+    the draw's `true_ns`, by the scenarios' score.py."""
+    r = json.loads(subprocess.run(["python3", os.path.join(shared, "data/estimator/score.py"), csv_path, estimates],
+                                  capture_output=True, text=True, check=True).stdout)
+    return r["rms_ns"] / 1e6, r["max_ns"] / 1e6
+
+
+def proxy_table(a, real, tmp):
     print()
     print("| TUM fr1/xyz, against the proxy | proxy period (ms) | syncline | Rock | hull (60 s) | Olson |")
     print("|---|---|---|---|---|---|")
@@ -121,18 +142,9 @@ def proxy_table(a, real, tmp):
         with open(outs["syncline"], "w") as f:
             subprocess.run([a.bin, "estimate", "--window-ns", "5000000000", "--period-ns", "33333333", csv_path],
                            stdout=f, check=True)
-        for ref, cmd in [("Rock", ["rock_estimator.py", csv_path, side]),
-                         ("hull", ["causal_reference.py", "hull", csv_path, side]),
-                         ("Olson", ["causal_reference.py", "olson", csv_path, side])]:
-            outs[ref] = os.path.join(tmp, f"{ref}.jsonl")
-            extra = ["--history-ns", "60000000000"] if ref == "hull" else []
-            subprocess.run(["python3", os.path.join(here, cmd[0])] + cmd[1:] + [outs[ref]] + extra,
-                           check=True, capture_output=True)
-        cells = []
-        for key in ["syncline", "Rock", "hull", "Olson"]:
-            r = json.loads(subprocess.run(["python3", score, csv_path, outs[key]], capture_output=True,
-                                          text=True, check=True).stdout)
-            cells.append(f"{r['rms_ns'] / 1e6:.3f} / {r['max_ns'] / 1e6:.3f}")
+        outs.update(run_references(csv_path, side, tmp, hull_history_ns=60_000_000_000))
+        cells = [f"{r:.3f} / {m:.3f}" for r, m in (score(a.shared, csv_path, outs[k])
+                                                  for k in ["syncline", "Rock", "hull", "Olson"])]
         print(f"| {name} | {slope / 1e6:.4f} | " + " | ".join(cells) + " |", flush=True)
 
 

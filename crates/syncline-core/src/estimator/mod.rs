@@ -1658,7 +1658,7 @@ impl Estimator {
             self.step_run.push(step.max(0).unsigned_abs());
         }
         self.fit.push(p, self.max_span);
-        let due = self.wander.push(p.n, p.q, p.queued);
+        let due = self.wander.push(p);
         if due != Due::No {
             if due == Due::Fill {
                 self.wander.fill(self.fit.points());

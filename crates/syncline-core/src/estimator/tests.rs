@@ -27,6 +27,11 @@ impl Rng {
     fn exp(&mut self, mean: f64) -> i64 {
         (-mean * (1.0 - self.next()).ln()) as i64
     }
+    /// A standard normal deviate from two uniforms (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (1.0 - self.next(), self.next());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
 }
 
 /// The error (estimate − time, ns) of each `(time, arrival)` sample run
@@ -813,9 +818,8 @@ fn a_tick_the_stamps_stray_from_is_found() {
             .into_iter()
             .map(|(t, q)| {
                 let stray = if rng.next() < 0.9 {
-                    // Box-Muller: a normal deviate of 0.1 ms.
-                    let (u, v) = (1.0 - rng.next(), rng.next());
-                    (1e5 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as i64
+                    // A normal deviate of 0.1 ms.
+                    (1e5 * rng.normal()) as i64
                 } else {
                     ((rng.next() - 0.5) * 4e6) as i64
                 };
@@ -1311,10 +1315,7 @@ fn gaussian_arrivals(seed: u64, times: &[i64], latency: i64, sigma: f64) -> Vec<
     times
         .iter()
         .map(|&t| {
-            // Box-Muller.
-            let (u, v) = (1.0 - rng.next(), rng.next());
-            let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-            last = last.max(t + latency + (sigma * z) as i64);
+            last = last.max(t + latency + (sigma * rng.normal()) as i64);
             (t, last)
         })
         .collect()
@@ -2890,10 +2891,7 @@ fn wandering_camera(seed: u64, amp: f64, jitter: f64) -> Vec<(i64, i64)> {
     let (mut w, mut t, mut last) = (0.0f64, T0, 0i64);
     (0..946)
         .map(|_| {
-            // A standard normal deviate from two uniforms (Box-Muller).
-            let g =
-                (-2.0 * (1.0 - r.next()).ln()).sqrt() * (std::f64::consts::TAU * r.next()).cos();
-            w = w * k + sd * g;
+            w = w * k + sd * r.normal();
             t += (p0 * (1.0 + w)) as i64;
             last = (t + 5_000_000 + r.exp(jitter)).max(last + 1);
             (t, last)

@@ -34,8 +34,8 @@
 //! period step, a wrong expected period), the medians' below 2.32 on 160;
 //! it is 8-24 on the live rig's camera. A queue on a busy link has the
 //! same signature (its delays move like a random walk), but its gaps
-//! repeat the link's interval to the nanosecond: a stream where one in
-//! [`EXACT_SHARE`] of the differences at lag 1 is within [`EXACT_NS`] of
+//! repeat the link's interval to the nanosecond: a stream where a share
+//! [`EXACT_SHARE`] of the differences at lag 1 lie within [`EXACT_NS`] of
 //! zero is not tested. At [`ENTER_RATIO`] or more on [`ENTER_CHECKS`]
 //! tests in a row (or [`ENTER_AT_ONCE`] on one) the stream is wandering,
 //! until the ratio falls below [`LEAVE_RATIO`].
@@ -106,11 +106,11 @@ const FLOOR_FRAC: f64 = 1e-4;
 /// out of the test.
 const GAP_TOL: f64 = 0.5;
 /// A second difference at lag 1 this small (ns) repeats the gap before
-/// it exactly: a link's interval, not a sensor's frame. Where one in
-/// [`EXACT_SHARE`] is, the stream is not tested.
+/// it exactly: a link's interval, not a sensor's frame. Where this share
+/// of them, [`EXACT_SHARE`], is, the stream is not tested.
 const EXACT_NS: f64 = 2.0;
 /// (see [`EXACT_NS`]).
-const EXACT_SHARE: usize = 4;
+const EXACT_SHARE: f64 = 0.25;
 /// Median absolute value to standard deviation (Gaussian).
 const MAD_SD: f64 = 1.0 / 0.674_5;
 /// A sample later than its prediction by this many standard deviations of
@@ -186,10 +186,10 @@ pub(crate) enum Due {
 /// The wander test and the local tracker (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct Wander {
-    /// The newest committed samples, number, arrival and queued
-    /// (`count % RING` is the next slot), fed only while the screen
-    /// passes or the tracker is in use.
-    ring: Box<[(i64, i64, bool); RING]>,
+    /// The newest committed samples (`count % RING` is the next slot;
+    /// [`RING`] of them, allocated once), fed only while the screen passes
+    /// or the tracker is in use.
+    ring: Vec<Point>,
     /// Samples in the ring since it was filled.
     count: usize,
     /// The ring is being fed.
@@ -197,7 +197,7 @@ pub(crate) struct Wander {
     since_check: u32,
     /// The last two committed samples (the screen's differences at lag
     /// 1; numbers of `i64::MIN` after a clear).
-    last: [(i64, i64, bool); 2],
+    last: [Point; 2],
     /// The last samples whose numbers are multiples of [`CHECKPOINT`]
     /// (the screen's differences at lag [`LAG`]), oldest first.
     marks: [(i64, i64); MARKS],
@@ -228,21 +228,36 @@ const CHECKPOINT: i64 = 8;
 const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
 /// The fewest samples in the ring a test needs.
 const RING_MIN: usize = 96;
+/// A ring slot never written (and the screen's samples after a clear).
+const NONE: Point = Point {
+    n: i64::MIN,
+    q: 0,
+    queued: false,
+};
 
 impl Wander {
     pub fn new() -> Self {
         Wander {
-            ring: Box::new([(0, 0, false); RING]),
+            ring: vec![NONE; RING],
+            scratch: Vec::with_capacity(RING),
+            ..Wander::empty()
+        }
+    }
+
+    /// The state after a clear, without the buffers.
+    fn empty() -> Self {
+        Wander {
+            ring: Vec::new(),
             count: 0,
             feeding: false,
             since_check: 0,
-            last: [(i64::MIN, 0, false); 2],
+            last: [NONE; 2],
             marks: [(i64::MIN, 0); MARKS],
             e1: f64::INFINITY,
             el: f64::INFINITY,
             blocks: 0,
             block: (0.0, 0.0, 0, 0),
-            scratch: Vec::with_capacity(RING),
+            scratch: Vec::new(),
             active: false,
             above: 0,
             r: 0.0,
@@ -252,24 +267,19 @@ impl Wander {
     }
 
     /// Forgets the samples and the tracker (the numbering changed, or the
-    /// fit restarted).
+    /// fit restarted); keeps the buffers.
     pub fn clear(&mut self) {
-        self.count = 0;
-        self.feeding = false;
-        self.since_check = 0;
-        self.last = [(i64::MIN, 0, false); 2];
-        self.marks = [(i64::MIN, 0); MARKS];
-        (self.e1, self.el, self.blocks) = (f64::INFINITY, f64::INFINITY, 0);
-        self.block = (0.0, 0.0, 0, 0);
-        self.active = false;
-        self.above = 0;
-        self.kf = None;
+        *self = Wander {
+            ring: std::mem::take(&mut self.ring),
+            scratch: std::mem::take(&mut self.scratch),
+            ..Wander::empty()
+        };
     }
 
     /// The sample written `i`-th into the ring since it was filled (one
     /// still in it).
     #[inline(always)]
-    fn at(&self, i: usize) -> (i64, i64, bool) {
+    fn at(&self, i: usize) -> Point {
         self.ring[i % RING]
     }
 
@@ -279,8 +289,10 @@ impl Wander {
     fn difference(&self, i: usize, lag: usize) -> Option<f64> {
         let (a, b, c) = (self.at(i - 2 * lag), self.at(i - lag), self.at(i));
         let lag_n = lag as i64;
-        (b.0.wrapping_sub(a.0) == lag_n && c.0.wrapping_sub(b.0) == lag_n && !(a.2 || c.2))
-            .then(|| (c.1 - b.1) as f64 - (b.1 - a.1) as f64)
+        (b.n.wrapping_sub(a.n) == lag_n
+            && c.n.wrapping_sub(b.n) == lag_n
+            && !(a.queued || c.queued))
+            .then(|| (c.q - b.q) as f64 - (b.q - a.q) as f64)
     }
 
     /// A committed sample. Feeds the screen: mean squares of the second
@@ -294,14 +306,15 @@ impl Wander {
     /// On a stream that fits a line this is all the cost: two differences
     /// and a few moves.
     #[inline]
-    pub fn push(&mut self, n: i64, q: i64, queued: bool) -> Due {
+    pub fn push(&mut self, p: Point) -> Due {
+        let Point { n, q, queued } = p;
         let [a, b] = self.last;
-        if b.0.wrapping_sub(a.0) == 1 && n.wrapping_sub(b.0) == 1 && !(a.2 || queued) {
-            let d = (q - b.1) as f64 - (b.1 - a.1) as f64;
+        if b.n.wrapping_sub(a.n) == 1 && n.wrapping_sub(b.n) == 1 && !(a.queued || queued) {
+            let d = (q - b.q) as f64 - (b.q - a.q) as f64;
             self.block.0 += (d * d).min(SCREEN_CLIP * self.e1);
             self.block.2 += 1;
         }
-        self.last = [b, (n, q, queued)];
+        self.last = [b, p];
         if n.rem_euclid(CHECKPOINT) == 0 && !queued {
             self.marks.copy_within(1.., 0);
             self.marks[MARKS - 1] = (n, q);
@@ -314,11 +327,11 @@ impl Wander {
             }
         }
         if self.feeding {
-            self.ring[self.count % RING] = (n, q, queued);
+            self.ring[self.count % RING] = p;
             self.count += 1;
         }
         if self.active {
-            self.track_cold(n, q, queued);
+            self.track(p);
         }
         self.since_check += 1;
         if self.since_check < CHECK_EVERY {
@@ -361,8 +374,8 @@ impl Wander {
     pub fn fill<'a>(&mut self, points: impl ExactSizeIterator<Item = &'a Point>) {
         let skip = points.len().saturating_sub(RING);
         self.count = 0;
-        for p in points.skip(skip) {
-            self.ring[self.count % RING] = (p.n, p.q, p.queued);
+        for &p in points.skip(skip) {
+            self.ring[self.count % RING] = p;
             self.count += 1;
         }
         self.feeding = true;
@@ -384,8 +397,8 @@ impl Wander {
         let mut bad = [0u16; RING];
         for i in 1..len {
             let (a, b) = (self.at(first + i - 1), self.at(first + i));
-            let off = (b.1 - a.1) as f64 - (b.0 - a.0) as f64 * period;
-            bad[i] = bad[i - 1] + u16::from(off.abs() > GAP_TOL * period || b.2);
+            let off = (b.q - a.q) as f64 - (b.n - a.n) as f64 * period;
+            bad[i] = bad[i - 1] + u16::from(off.abs() > GAP_TOL * period || b.queued);
         }
         bad
     }
@@ -407,12 +420,16 @@ impl Wander {
         k
     }
 
-    /// Root mean square of the ring's second differences at `lag`, or
-    /// `None` with fewer than `min`.
-    fn rms(&self, lag: usize, min: usize, bad: &[u16; RING]) -> Option<f64> {
-        let mut sum = 0.0f64;
-        let k = self.each_difference(lag, bad, |d| sum += d * d);
-        (k >= min).then(|| (sum / k as f64).sqrt())
+    /// Root mean square of the ring's second differences at `lag` and the
+    /// share of them within [`EXACT_NS`] of zero, or `None` with fewer
+    /// than `min` differences.
+    fn rms(&self, lag: usize, min: usize, bad: &[u16; RING]) -> Option<(f64, f64)> {
+        let (mut sum, mut exact) = (0.0f64, 0usize);
+        let k = self.each_difference(lag, bad, |d| {
+            sum += d * d;
+            exact += usize::from(d.abs() <= EXACT_NS);
+        });
+        (k >= min).then(|| ((sum / k as f64).sqrt(), exact as f64 / k as f64))
     }
 
     /// Median absolute second difference at `lag` in the ring, scaled to
@@ -440,15 +457,15 @@ impl Wander {
             return;
         }
         let bad = self.bad_gaps(period);
-        let (Some(s1), Some(sl)) = (self.rms(1, MIN_D1, &bad), self.rms(LAG, MIN_DL, &bad)) else {
+        let (Some((s1, exact)), Some((sl, _))) =
+            (self.rms(1, MIN_D1, &bad), self.rms(LAG, MIN_DL, &bad))
+        else {
             return;
         };
         // Gaps repeated to the nanosecond: the arrivals are paced by a
         // link draining a queue (or an exact clock), not by a sensor whose
         // frames wander; such a queue wanders on its own.
-        let mut exact = 0usize;
-        let k1 = self.each_difference(1, &bad, |d| exact += usize::from(d.abs() <= EXACT_NS));
-        if exact * EXACT_SHARE >= k1 {
+        if exact >= EXACT_SHARE {
             self.active = false;
             self.above = 0;
             self.kf = None;
@@ -492,11 +509,10 @@ impl Wander {
     /// Runs a fresh filter over the ring's samples.
     fn start_from_ring(&mut self, period: f64) {
         let (first, len) = self.span();
-        let (n0, q0, _) = self.at(first);
-        self.kf = Some(Kf::start(n0, q0, period, self.r));
+        let p0 = self.at(first);
+        self.kf = Some(Kf::start(p0.n, p0.q, period, self.r));
         for i in first + 1..first + len {
-            let (n, q, queued) = self.at(i);
-            self.track(n, q, queued);
+            self.track(self.at(i));
         }
     }
 
@@ -518,14 +534,10 @@ impl Wander {
         Some((off, c, nu, run))
     }
 
-    /// [`Self::track`], kept out of the hot path.
+    /// Feeds a committed sample to the filter (kept out of line: the hot
+    /// path only tests whether the tracker is in use).
     #[inline(never)]
-    fn track_cold(&mut self, n: i64, q: i64, queued: bool) {
-        self.track(n, q, queued);
-    }
-
-    /// Feeds a committed sample to the filter.
-    fn track(&mut self, n: i64, q: i64, queued: bool) {
+    fn track(&mut self, Point { n, q, queued }: Point) {
         let Some(mut kf) = self.kf else {
             return;
         };
