@@ -61,7 +61,7 @@ mod wander;
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 pub use fit::FitMode;
 use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
-use wander::{Due, Wander};
+use wander::Wander;
 
 use crate::{TimeDelta, Timestamp};
 
@@ -1658,11 +1658,7 @@ impl Estimator {
             self.step_run.push(step.max(0).unsigned_abs());
         }
         self.fit.push(p, self.max_span);
-        let due = self.wander.push(p);
-        if due != Due::No {
-            if due == Due::Fill {
-                self.wander.fill(self.fit.points());
-            }
+        if self.wander.push(p) {
             let period = self.period_f();
             self.wander
                 .check(period.filter(|_| self.st.references == 0));

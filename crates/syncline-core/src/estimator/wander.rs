@@ -54,13 +54,19 @@
 //! change detection), and takes the estimates back when the stream stops
 //! wandering.
 //!
+//! The ring holds the committed samples since the numbering last
+//! changed, not the fit's history: a detected change cuts that history,
+//! and on a camera whose period keeps moving the cuts come every few
+//! seconds (the live rig's at 3 and 10 s), so a ring filled from it was
+//! too short to test until 10 s; fed on its own, it is tested from 6 s.
+//!
 //! Costs. The test runs behind a screen (see [`Wander::push`]): running
 //! mean squares of the second differences at lag 1 and (between samples
-//! numbered at multiples of [`CHECKPOINT`]) at [`LAG`], two differences
-//! and a few moves per committed sample. Only where their ratio reaches
-//! [`SCREEN_RATIO`] is the ring filled (from the fit's history) and fed,
-//! and the test run every [`CHECK_EVERY`] samples: a few passes and at
-//! most two selections over [`RING`] values, in a buffer allocated once.
+//! numbered at multiples of [`CHECKPOINT`]) at [`LAG`], two differences,
+//! one store into the ring and a few moves per committed sample. Only
+//! where their ratio reaches [`SCREEN_RATIO`] is the test run, every
+//! [`CHECK_EVERY`] samples: a few passes and at most two selections over
+//! [`RING`] values, in a buffer allocated once.
 //! Measured: `update` 13.4-14.3 M/s against 15.7-16.0 without any of it
 //! (`docs/PERFORMANCE.md`).
 
@@ -172,28 +178,14 @@ impl Kf {
     }
 }
 
-/// What a committed sample asks of the caller (see [`Wander::push`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Due {
-    /// Nothing.
-    No,
-    /// A test: call [`Wander::check`].
-    Check,
-    /// Fill the ring from the fit's history ([`Wander::fill`]), then test.
-    Fill,
-}
-
 /// The wander test and the local tracker (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct Wander {
-    /// The newest committed samples (`count % RING` is the next slot;
-    /// [`RING`] of them, allocated once), fed only while the screen passes
-    /// or the tracker is in use.
+    /// The newest committed samples since the last clear (`count % RING`
+    /// is the next slot; [`RING`] of them, allocated once).
     ring: Vec<Point>,
-    /// Samples in the ring since it was filled.
+    /// Samples written into the ring since the last clear.
     count: usize,
-    /// The ring is being fed.
-    feeding: bool,
     since_check: u32,
     /// The last two committed samples (the screen's differences at lag
     /// 1; numbers of `i64::MIN` after a clear).
@@ -249,7 +241,6 @@ impl Wander {
         Wander {
             ring: Vec::new(),
             count: 0,
-            feeding: false,
             since_check: 0,
             last: [NONE; 2],
             marks: [(i64::MIN, 0); MARKS],
@@ -276,7 +267,7 @@ impl Wander {
         };
     }
 
-    /// The sample written `i`-th into the ring since it was filled (one
+    /// The sample written `i`-th into the ring since the last clear (one
     /// still in it).
     #[inline(always)]
     fn at(&self, i: usize) -> Point {
@@ -300,13 +291,13 @@ impl Wander {
     /// samples numbered at multiples of [`CHECKPOINT`]); a stall's edge
     /// inflates both alike, which only keeps the test from running, and a
     /// square beyond [`SCREEN_CLIP`] times its running mean counts as that
-    /// much. Feeds the ring while the screen passes, and the tracker while
-    /// in use. Every [`CHECK_EVERY`] samples, while the screen's ratio is
-    /// at least [`SCREEN_RATIO`] or the tracker is in use, a test is due.
-    /// On a stream that fits a line this is all the cost: two differences
-    /// and a few moves.
+    /// much. Feeds the ring, and the tracker while in use. Returns whether
+    /// a test ([`Wander::check`]) is due: every [`CHECK_EVERY`] samples,
+    /// while the screen's ratio is at least [`SCREEN_RATIO`] or the tracker
+    /// is in use. On a stream that fits a line this is all the cost: two
+    /// differences, a store and a few moves.
     #[inline]
-    pub fn push(&mut self, p: Point) -> Due {
+    pub fn push(&mut self, p: Point) -> bool {
         let Point { n, q, queued } = p;
         let [a, b] = self.last;
         if b.n.wrapping_sub(a.n) == 1 && n.wrapping_sub(b.n) == 1 && !(a.queued || queued) {
@@ -326,16 +317,14 @@ impl Wander {
                 self.block.3 += 1;
             }
         }
-        if self.feeding {
-            self.ring[self.count % RING] = p;
-            self.count += 1;
-        }
+        self.ring[self.count % RING] = p;
+        self.count += 1;
         if self.active {
             self.track(p);
         }
         self.since_check += 1;
         if self.since_check < CHECK_EVERY {
-            return Due::No;
+            return false;
         }
         self.end_block()
     }
@@ -343,7 +332,7 @@ impl Wander {
     /// Every [`CHECK_EVERY`] samples: the block's means into the screen's
     /// running ones, and whether a test is due.
     #[inline(never)]
-    fn end_block(&mut self) -> Due {
+    fn end_block(&mut self) -> bool {
         self.since_check = 0;
         // The block's means into the running ones (memory: two blocks).
         let (s1, sl, k1, kl) = std::mem::take(&mut self.block);
@@ -359,30 +348,15 @@ impl Wander {
             }
         }
         let screened = self.blocks >= 2 && self.el >= SCREEN_RATIO * SCREEN_RATIO * self.e1;
-        if screened || self.active {
-            if self.feeding { Due::Check } else { Due::Fill }
-        } else {
-            self.feeding = false;
-            self.count = 0;
+        let due = screened || self.active;
+        if !due {
             self.above = 0;
-            Due::No
         }
-    }
-
-    /// Fills the ring with the newest points of the fit's history (oldest
-    /// first) and starts feeding it.
-    pub fn fill<'a>(&mut self, points: impl ExactSizeIterator<Item = &'a Point>) {
-        let skip = points.len().saturating_sub(RING);
-        self.count = 0;
-        for &p in points.skip(skip) {
-            self.ring[self.count % RING] = p;
-            self.count += 1;
-        }
-        self.feeding = true;
+        due
     }
 
     /// The ring's samples a test looks at: the index of the oldest (since
-    /// the fill) and how many.
+    /// the last clear) and how many.
     fn span(&self) -> (usize, usize) {
         let len = self.count.min(RING);
         (self.count - len, len)
