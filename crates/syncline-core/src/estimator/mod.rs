@@ -1491,7 +1491,7 @@ impl Estimator {
             .and_then(|k| self.fit.points().nth(k))
             .map_or(i64::MIN, |pt| pt.n);
         let from = self.soft_from.max(newest);
-        let count = self.fit.points().filter(|pt| pt.n > from).count();
+        let count = self.points_after(from).count();
         if count < SOFT_TICK_AFTER as usize || !self.fit.stats_valid() {
             self.soft_wait = SOFT_TICK_AFTER;
             return;
@@ -1543,9 +1543,7 @@ impl Estimator {
     fn phases_gather(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> bool {
         let (mean, count) = self.phase_mean(from, phase);
         let near = self
-            .fit
-            .points()
-            .filter(|pt| pt.n > from)
+            .points_after(from)
             .filter(|pt| {
                 let d = (phase(pt) - mean).rem_euclid(1.0);
                 d.min(1.0 - d) <= SOFT_TICK_NEAR
@@ -1554,11 +1552,16 @@ impl Estimator {
         near as f64 >= SOFT_TICK_SHARE * count as f64
     }
 
+    /// The fit's points numbered after `from`, oldest first.
+    fn points_after(&self, from: i64) -> impl Iterator<Item = &Point> {
+        self.fit.points().filter(move |pt| pt.n > from)
+    }
+
     /// The circular mean (in turns) of the `phase` of the fit's points
     /// after number `from`, and how many there are.
     fn phase_mean(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> (f64, usize) {
         let (mut c, mut s, mut count) = (0.0, 0.0, 0usize);
-        for pt in self.fit.points().filter(|pt| pt.n > from) {
+        for pt in self.points_after(from) {
             let angle = phase(pt) * std::f64::consts::TAU;
             c += angle.cos();
             s += angle.sin();

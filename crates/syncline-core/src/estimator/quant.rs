@@ -443,10 +443,9 @@ impl QuantFit {
             self.prior_dropped = true;
         }
         let lock = period.filter(|&p| {
-            let data_off = data_off(p);
             self.anchor.is_some()
                 && ppm_off(fit.slope, p) < PRIOR_GATE_PPM
-                && data_off < LOCK_SD * slope_sd
+                && data_off(p) < LOCK_SD * slope_sd
         });
         if (held || self.anchor.is_some()) && n_free >= ANCHOR_MIN_POINTS {
             let line = lock.map_or(fit, |p| Line { slope: p, ..fit });

@@ -187,9 +187,6 @@ pub(crate) struct Wander {
     /// Samples written into the ring since the last clear.
     count: usize,
     since_check: u32,
-    /// The last two committed samples (the screen's differences at lag
-    /// 1; numbers of `i64::MIN` after a clear).
-    last: [Point; 2],
     /// The last samples whose numbers are multiples of [`CHECKPOINT`]
     /// (the screen's differences at lag [`LAG`]), oldest first.
     marks: [(i64, i64); MARKS],
@@ -220,7 +217,7 @@ const CHECKPOINT: i64 = 8;
 const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
 /// The fewest samples in the ring a test needs.
 const RING_MIN: usize = 96;
-/// A ring slot never written (and the screen's samples after a clear).
+/// A ring slot never written.
 const NONE: Point = Point {
     n: i64::MIN,
     q: 0,
@@ -242,7 +239,6 @@ impl Wander {
             ring: Vec::new(),
             count: 0,
             since_check: 0,
-            last: [NONE; 2],
             marks: [(i64::MIN, 0); MARKS],
             e1: f64::INFINITY,
             el: f64::INFINITY,
@@ -299,13 +295,15 @@ impl Wander {
     #[inline]
     pub fn push(&mut self, p: Point) -> bool {
         let Point { n, q, queued } = p;
-        let [a, b] = self.last;
-        if b.n.wrapping_sub(a.n) == 1 && n.wrapping_sub(b.n) == 1 && !(a.queued || queued) {
-            let d = (q - b.q) as f64 - (b.q - a.q) as f64;
-            self.block.0 += (d * d).min(SCREEN_CLIP * self.e1);
-            self.block.2 += 1;
+        // The lag-1 difference with the ring's two newest samples.
+        if self.count >= 2 {
+            let (a, b) = (self.at(self.count - 2), self.at(self.count - 1));
+            if b.n.wrapping_sub(a.n) == 1 && n.wrapping_sub(b.n) == 1 && !(a.queued || queued) {
+                let d = (q - b.q) as f64 - (b.q - a.q) as f64;
+                self.block.0 += (d * d).min(SCREEN_CLIP * self.e1);
+                self.block.2 += 1;
+            }
         }
-        self.last = [b, p];
         if n.rem_euclid(CHECKPOINT) == 0 && !queued {
             self.marks.copy_within(1.., 0);
             self.marks[MARKS - 1] = (n, q);
