@@ -601,7 +601,14 @@ impl<M> ApproximateTime<M> {
                         self.delete_front(s_i, DropReason::Interval);
                         continue;
                     }
-                    if self.has_dropped[e_i] {
+                    // ROS's rule: the end topic overflowed, so a better
+                    // candidate may have been lost; delete the start and
+                    // try again. With a single active topic (partial stall
+                    // mode) start and end are the same message, a set by
+                    // itself: deleting it would lose every later message of
+                    // that topic, since the flag only clears when another
+                    // topic becomes the end.
+                    if self.has_dropped[e_i] && s_i != e_i {
                         self.delete_front(s_i, DropReason::Skipped);
                         continue;
                     }

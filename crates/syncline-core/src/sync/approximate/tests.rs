@@ -307,6 +307,41 @@ fn stall_partial_emits_sets_without_the_silent_topic() {
     assert!(sync.status().partial_sets >= 3);
 }
 
+/// Regression: a topic that overflowed once, and is then the only active
+/// topic (the other stalled, partial mode), used to lose every later
+/// message as `skipped` (its overflow flag was never cleared).
+#[test]
+fn stall_partial_after_an_overflow_on_the_only_active_topic_still_forms_sets() {
+    let stall = StallConfig {
+        timeout: TimeDelta::from_nanos(100),
+        action: StallAction::Partial,
+    };
+    let run = |queue: usize| {
+        let config = two().queue_size(queue).stall(stall).report_drops(true);
+        let mut sync = ApproximateTime::new(config).unwrap();
+        let (mut sets, mut drops) = (Vec::new(), Vec::new());
+        for (id, t) in [0i64, 10, 200, 210, 220].into_iter().enumerate() {
+            sync.push(0, Timestamp::from_nanos(t), id).unwrap();
+            while let Some(out) = sync.poll() {
+                match out {
+                    Output::Set(set) => sets.push(set.get(0).map(|m| m.value)),
+                    Output::Dropped(d) => drops.push((d.message.value, d.reason)),
+                }
+            }
+        }
+        (sets, drops)
+    };
+    // Queue 1: the message at 0 makes room for the one at 10 (overflow);
+    // every other message is a (partial) set.
+    let (sets, drops) = run(1);
+    assert_eq!(sets, vec![Some(1), Some(2), Some(3), Some(4)]);
+    assert_eq!(drops, vec![(0, DropReason::Overflow)]);
+    // Queue 10: nothing overflows, all five are sets.
+    let (sets, drops) = run(10);
+    assert_eq!(sets.len(), 5);
+    assert!(drops.is_empty());
+}
+
 #[test]
 fn stall_report_drops_old_messages() {
     let stall = StallConfig {
