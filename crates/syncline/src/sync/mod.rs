@@ -122,6 +122,15 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
         }
     }
 
+    /// Messages this stream keeps alive now, over all inputs: those the
+    /// synchronizer holds (ApproximateTime, ExactTime: the sum of
+    /// [`SyncStatus::held`] after each poll) and, for LatestTime, the
+    /// newest of each input. Bounded by the policy's queue size, however
+    /// long a message is held.
+    pub fn stored(&self) -> usize {
+        S::stored(&self.storage)
+    }
+
     /// A channel of every drop from now on, with the message and reason.
     /// Read it, or the reports accumulate.
     pub fn drop_reports(&mut self) -> mpsc::UnboundedReceiver<DropReport<S::Message>> {

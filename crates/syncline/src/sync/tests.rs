@@ -1,7 +1,9 @@
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::{StreamExt, stream};
+use futures::{Stream, StreamExt, stream};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
@@ -183,4 +185,71 @@ async fn exact_time_drop_reports_carry_the_message() {
         *d.message.downcast::<Stamped<&str>>().unwrap(),
         Stamped::new(t(1), "a1")
     );
+}
+
+/// Polls `sets` once without a runtime (its inputs are channels that are
+/// ready or pending, never timers).
+fn poll_once<St: Stream + Unpin>(sets: &mut St) -> Poll<Option<St::Item>> {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    Pin::new(sets).poll_next(&mut cx)
+}
+
+/// Regression: one message held forever by ExactTime (its stamp is far in
+/// the future, no other topic ever matches it) used to keep an empty slot
+/// alive for every later message of its topic.
+#[test]
+fn exact_time_storage_stays_bounded_while_a_message_is_held_forever() {
+    let (a_tx, a) = futures::channel::mpsc::unbounded::<Timestamp>();
+    let (b_tx, b) = futures::channel::mpsc::unbounded::<Timestamp>();
+    let mut sets = exact_time(vec![a, b], ExactConfig::new(2)).unwrap();
+    a_tx.unbounded_send(ms(1_000_000_000)).unwrap();
+    let mut emitted = 0;
+    for k in 0..20_000 {
+        a_tx.unbounded_send(ms(k)).unwrap();
+        b_tx.unbounded_send(ms(k)).unwrap();
+        while let Poll::Ready(Some(_)) = poll_once(&mut sets) {
+            emitted += 1;
+        }
+        let held: usize = sets.status().held.iter().sum();
+        assert_eq!(sets.stored(), held);
+        assert!(sets.stored() <= 2, "{} stored at {k}", sets.stored());
+    }
+    assert_eq!(emitted, 20_000);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Over random inputs (stamps in any order, duplicates, any topic),
+    /// ExactTime's stream keeps alive exactly the messages its core holds,
+    /// at most `queue_size` pending stamps times the number of topics.
+    #[test]
+    fn exact_time_stores_at_most_its_queue(
+        n in 2usize..=4,
+        queue in 1usize..6,
+        msgs in proptest::collection::vec((0usize..4, 0i64..40), 0..300),
+    ) {
+        let (txs, rxs): (Vec<_>, Vec<_>) =
+            (0..n).map(|_| futures::channel::mpsc::unbounded::<Timestamp>()).unzip();
+        let mut sets = exact_time(rxs, ExactConfig::new(n).queue_size(queue)).unwrap();
+        let mut emitted = 0u64;
+        for (topic, stamp) in msgs {
+            txs[topic % n].unbounded_send(Timestamp::from_nanos(stamp)).unwrap();
+            while let Poll::Ready(Some(set)) = poll_once(&mut sets) {
+                proptest::prop_assert!(set.iter().all(|s| *s == set[0]));
+                emitted += 1;
+            }
+            let held: usize = sets.status().held.iter().sum();
+            proptest::prop_assert_eq!(sets.stored(), held);
+            proptest::prop_assert!(sets.stored() <= queue * n);
+        }
+        drop(txs);
+        while let Poll::Ready(Some(_)) = poll_once(&mut sets) {
+            emitted += 1;
+        }
+        let st = sets.status();
+        proptest::prop_assert_eq!(sets.stored(), 0);
+        // Conservation: every message in a set or dropped with a reason.
+        proptest::prop_assert_eq!(st.pushed, emitted * n as u64 + st.dropped.total());
+    }
 }
