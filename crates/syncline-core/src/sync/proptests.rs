@@ -220,6 +220,46 @@ proptest! {
     }
 
     #[test]
+    fn stall_timeout_deadlines_always_move_forward(
+        (n, msgs) in in_order_input(),
+        timeout in 0i64..50,
+        partial in any::<bool>(),
+    ) {
+        // A timer that sleeps until poll_timeout and calls handle_timeout
+        // then never spins: the next deadline is later, or there is none.
+        let action = if partial { StallAction::Partial } else { StallAction::Report };
+        let config = ApproximateConfig::new(n)
+            .queue_size(100)
+            .stall(StallConfig { timeout: TimeDelta::from_nanos(timeout), action });
+        let mut sync = ApproximateTime::new(config).unwrap();
+        let fire = |sync: &mut ApproximateTime<usize>| -> Result<(), TestCaseError> {
+            for _ in 0..1000 {
+                let Some(at) = sync.poll_timeout() else { return Ok(()) };
+                sync.handle_timeout(at);
+                while sync.poll().is_some() {}
+                if let Some(next) = sync.poll_timeout() {
+                    prop_assert!(next > at, "{:?} then {:?}", at, next);
+                }
+                if at.as_nanos() > 10_000 { return Ok(()); }
+            }
+            Ok(())
+        };
+        for &(i, s, id) in &msgs {
+            sync.push(i, Timestamp::from_nanos(s), id).unwrap();
+            while sync.poll().is_some() {}
+            if id % 3 == 0 {
+                fire(&mut sync)?;
+            }
+        }
+        fire(&mut sync)?;
+        // With every silent topic's deadline passed, nothing is held back
+        // in partial mode.
+        if partial {
+            prop_assert!(sync.poll_timeout().is_none());
+        }
+    }
+
+    #[test]
     fn exact_conserves_and_matches_equal_stamps((n, msgs) in any_input(), q in 0usize..6) {
         let mut sync = ExactTime::new(ExactConfig::new(n).queue_size(q).report_drops(true)).unwrap();
         let mut seen = Vec::new();

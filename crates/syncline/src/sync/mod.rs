@@ -39,12 +39,12 @@ use tokio::task::JoinHandle;
 
 use crate::clock::Clock;
 pub use inputs::{CloneInputs, Slots, SyncInputs};
-use syncline_core::Timestamp;
 pub use syncline_core::sync::{
     ApproximateConfig, ApproximateTime, ConfigError, DropCounts, DropReason, ExactConfig,
     ExactTime, LatestConfig, LatestTime, Output, RateConfig, StallAction, StallConfig, SyncPolicy,
     SyncStatus,
 };
+use syncline_core::{TimeDelta, Timestamp};
 
 /// A message that left the synchronizer without being part of a set.
 #[derive(Debug)]
@@ -75,10 +75,72 @@ pub struct Synchronized<S: SyncInputs, P> {
     seqs: Vec<u64>,
     ready: VecDeque<S::Item>,
     drops: Option<mpsc::UnboundedSender<DropReport<S::Message>>>,
-    status: Option<watch::Sender<SyncStatus>>,
+    status: watch::Sender<SyncStatus>,
     /// Topics already warned about (overflow or stall), for `tracing`.
     warned: Vec<bool>,
     finished: bool,
+    stall: StallTimer,
+}
+
+/// The stall timeout on the runtime's timer: one sleep, reset to each new
+/// deadline, never re-created (quinn's pattern).
+///
+/// The core's clock is its newest stamp; between messages it is taken to
+/// advance with the runtime's clock from the moment that stamp arrived, so a
+/// topic that stays silent is set aside (or its peers' messages dropped)
+/// when the timeout has passed on the runtime's timer, whether or not
+/// messages arrive on the other inputs.
+#[derive(Debug, Default)]
+struct StallTimer {
+    /// The newest stamp pushed and the runtime instant it arrived at.
+    anchor: Option<(Timestamp, tokio::time::Instant)>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The runtime instant the sleep is set to.
+    armed: Option<tokio::time::Instant>,
+}
+
+impl StallTimer {
+    fn pushed(&mut self, stamp: Timestamp) {
+        if self.anchor.is_none_or(|(newest, _)| stamp > newest) {
+            self.anchor = Some((stamp, tokio::time::Instant::now()));
+        }
+    }
+
+    /// The core's clock now, on the runtime's timer.
+    fn now(&self) -> Option<Timestamp> {
+        let (stamp, at) = self.anchor?;
+        let elapsed = tokio::time::Instant::now().saturating_duration_since(at);
+        Some(stamp.saturating_add(TimeDelta::try_from(elapsed).unwrap_or(TimeDelta::MAX)))
+    }
+
+    /// Polls the timer towards the stamp-domain `deadline`; the core's
+    /// clock once it is reached.
+    fn poll(&mut self, deadline: Timestamp, cx: &mut Context<'_>) -> Option<Timestamp> {
+        let (stamp, at) = self.anchor?;
+        let now = self.now()?;
+        if now >= deadline {
+            return Some(now);
+        }
+        // No timer outside a tokio runtime: the timeout then advances with
+        // the messages only (never a panic).
+        tokio::runtime::Handle::try_current().ok()?;
+        let wait = u64::try_from(deadline.nanos_since_wide(stamp)).ok()?;
+        let when = at.checked_add(std::time::Duration::from_nanos(wait))?;
+        match &mut self.sleep {
+            Some(sleep) => {
+                if self.armed != Some(when) {
+                    sleep.as_mut().reset(when);
+                }
+            }
+            None => self.sleep = Some(Box::pin(tokio::time::sleep_until(when))),
+        }
+        self.armed = Some(when);
+        let sleep = self.sleep.as_mut()?;
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Some(self.now()?.max(deadline)),
+            Poll::Pending => None,
+        }
+    }
 }
 
 // Nothing is pinned structurally: the inputs are `Unpin`, the rest is
@@ -116,9 +178,10 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
             seqs: Vec::with_capacity(n),
             ready: VecDeque::new(),
             drops: None,
-            status: None,
+            status: watch::Sender::new(SyncStatus::default()),
             warned: vec![false; n],
             finished: false,
+            stall: StallTimer::default(),
         }
     }
 
@@ -147,11 +210,12 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
     }
 
     /// A watch of the counters, updated as the stream is polled (observable
-    /// from another task while this stream is consumed).
-    pub fn status_watch(&mut self) -> watch::Receiver<SyncStatus> {
-        let (tx, rx) = watch::channel(self.core.sync_status());
-        self.status = Some(tx);
-        rx
+    /// from another task while this stream is consumed). Every receiver
+    /// stays live: call it as often as needed. Nothing is published while
+    /// no receiver exists.
+    pub fn status_watch(&self) -> watch::Receiver<SyncStatus> {
+        self.status.send_replace(self.core.sync_status());
+        self.status.subscribe()
     }
 
     /// Moves the core's outputs into ready sets (members taken or cloned
@@ -224,6 +288,7 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                         // `i` is below the input count, which the core was
                         // configured with.
                         let _ = self.core.push_at(i, stamp, seq, now);
+                        self.stall.pushed(stamp);
                         self.drain(extract);
                         if reuse {
                             S::purge_before(&mut self.storage, i, seq);
@@ -250,15 +315,37 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                 continue;
             }
             if !progressed {
+                if self.stall_timeout(cx, extract) {
+                    continue;
+                }
                 self.publish_status();
                 return Poll::Pending;
             }
         }
     }
 
+    /// Runs the core's timeout on the runtime's timer; true when it acted
+    /// (its outputs are then drained). A deadline that does not move after
+    /// acting is not acted on again in this poll.
+    fn stall_timeout(
+        &mut self,
+        cx: &mut Context<'_>,
+        extract: fn(&mut S::Storage, &[u64]) -> Option<S::Item>,
+    ) -> bool {
+        let Some(deadline) = self.core.timeout_at() else {
+            return false;
+        };
+        let Some(now) = self.stall.poll(deadline, cx) else {
+            return false;
+        };
+        self.core.on_timeout(now);
+        self.drain(extract);
+        self.core.timeout_at().is_none_or(|next| next > deadline)
+    }
+
     fn publish_status(&self) {
-        if let Some(tx) = &self.status {
-            tx.send_replace(self.core.sync_status());
+        if self.status.receiver_count() > 0 {
+            self.status.send_replace(self.core.sync_status());
         }
     }
 }

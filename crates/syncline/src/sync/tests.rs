@@ -253,3 +253,85 @@ proptest::proptest! {
         proptest::prop_assert_eq!(st.pushed, emitted * n as u64 + st.dropped.total());
     }
 }
+
+/// The stall timeout acts on the runtime's timer: with no message at all
+/// after the first, the silent topic is set aside once the timeout has
+/// passed (partial mode: the held message leaves as a partial set, which
+/// the typed stream reports as `stalled`), or the held messages are dropped
+/// (report mode). Both status receivers see it.
+#[tokio::test(start_paused = true)]
+async fn stall_timeout_runs_on_the_runtime_timer() {
+    for action in [StallAction::Partial, StallAction::Report] {
+        let (a_tx, a) = channel::<Timestamp>();
+        let (_b_tx, b) = channel::<Timestamp>();
+        let stall = StallConfig {
+            timeout: TimeDelta::from_millis(100),
+            action,
+        };
+        let mut sets = approximate_time((a, b), ApproximateConfig::new(2).stall(stall)).unwrap();
+        let mut drops = sets.drop_reports();
+        let first = sets.status_watch();
+        let second = sets.status_watch();
+        let task = tokio::spawn(async move { (&mut sets).count().await });
+        a_tx.send(ms(0)).unwrap();
+        a_tx.send(ms(10)).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            drops.try_recv().is_err(),
+            "{action:?}: nothing before the timeout"
+        );
+        assert_eq!(first.borrow().pushed, 2);
+        // No further message: only the timer can act.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut got = Vec::new();
+        while let Ok(d) = drops.try_recv() {
+            assert_eq!((d.topic, d.reason), (0, DropReason::Stalled));
+            got.push(d.stamp);
+        }
+        assert_eq!(got, vec![ms(0), ms(10)], "{action:?}");
+        for rx in [&first, &second] {
+            let st = rx.borrow().clone();
+            assert_eq!(st.held, vec![0, 0]);
+            match action {
+                StallAction::Partial => {
+                    assert_eq!(st.partial_sets, 2);
+                    assert_eq!(st.stalled_topics, vec![1]);
+                }
+                StallAction::Report => {
+                    assert_eq!(st.dropped.stalled, 2);
+                    // Emptied and silent itself by now: both are stalled.
+                    assert_eq!(st.stalled_topics, vec![0, 1]);
+                }
+            }
+        }
+        drop(a_tx);
+        drop(_b_tx);
+        assert_eq!(task.await.unwrap(), 0);
+    }
+}
+
+/// The timer follows the newest deadline: messages that keep arriving on
+/// both topics keep it from acting.
+#[tokio::test(start_paused = true)]
+async fn stall_timer_is_reset_by_live_topics() {
+    let (a_tx, a) = channel::<Timestamp>();
+    let (b_tx, b) = channel::<Timestamp>();
+    let stall = StallConfig {
+        timeout: TimeDelta::from_millis(30),
+        action: StallAction::Report,
+    };
+    let mut sets = approximate_time((a, b), ApproximateConfig::new(2).stall(stall)).unwrap();
+    let status = sets.status_watch();
+    let task = tokio::spawn(async move { (&mut sets).count().await });
+    for k in 0..50 {
+        a_tx.send(ms(20 * k)).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        b_tx.send(ms(20 * k + 10)).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let st = status.borrow().clone();
+    assert_eq!(st.dropped.stalled, 0, "{st:?}");
+    assert_eq!(st.sets, 49);
+    drop((a_tx, b_tx));
+    assert_eq!(task.await.unwrap(), 49);
+}

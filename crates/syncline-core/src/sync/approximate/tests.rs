@@ -361,7 +361,13 @@ fn stall_report_drops_old_messages() {
     // At clock 50, messages older than 25 ns (0, 10, 20) are gone.
     assert_eq!(stalled, vec![0, 1, 2]);
     assert_eq!(sync.status().stalled_topics, vec![1]);
-    assert_eq!(sync.poll_timeout(), Some(Timestamp::from_nanos(26)));
+    // The next drop: message 3 (stamp 30) once the clock passes 55.
+    assert_eq!(sync.poll_timeout(), Some(Timestamp::from_nanos(56)));
+    sync.handle_timeout(Timestamp::from_nanos(55));
+    assert!(sync.poll_drop().is_none());
+    sync.handle_timeout(Timestamp::from_nanos(56));
+    assert_eq!(sync.poll_drop().map(|d| d.message.value), Some(3));
+    assert_eq!(sync.poll_timeout(), Some(Timestamp::from_nanos(66)));
     sync.handle_timeout(Timestamp::from_nanos(1000));
     assert_eq!(sync.status().dropped.stalled, 6);
 }
