@@ -444,6 +444,7 @@ impl<M> ApproximateTime<M> {
                 .collect(),
             out_of_order: self.out_of_order,
             stalled_topics: (0..self.n).filter(|&k| self.is_stalled(k)).collect(),
+            topics: Vec::new(),
         }
     }
 

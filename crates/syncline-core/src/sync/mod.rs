@@ -142,6 +142,10 @@ pub struct SyncStatus {
     pub out_of_order: u64,
     /// Topics currently considered stalled by the stall timeout.
     pub stalled_topics: Vec<usize>,
+    /// The topics' names, in topic order, where the driver gave them (the
+    /// async synchronizers do; the sans-IO cores leave it empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
 }
 
 /// Errors of synchronizer configuration.

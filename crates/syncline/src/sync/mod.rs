@@ -80,6 +80,8 @@ pub struct Synchronized<S: SyncInputs, P> {
     warned: Vec<bool>,
     finished: bool,
     stall: StallTimer,
+    /// The topics' names, for the status.
+    names: Vec<String>,
 }
 
 /// The stall timeout on the runtime's timer: one sleep, reset to each new
@@ -182,7 +184,35 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
             warned: vec![false; n],
             finished: false,
             stall: StallTimer::default(),
+            names: (0..n).map(|i| i.to_string()).collect(),
         }
+    }
+
+    /// Names the topics (input order) in the status and in `tracing`
+    /// warnings; by default they are named by their index, `"0"`, `"1"`,
+    /// ... Extra names are ignored; inputs without a name keep their index.
+    ///
+    /// ```
+    /// use futures::stream;
+    /// use syncline::prelude::*;
+    /// use syncline::sync::ApproximateConfig;
+    ///
+    /// let t = Timestamp::from_nanos;
+    /// let sets = (stream::iter([t(0)]), stream::iter([t(1)]))
+    ///     .approximate_time(ApproximateConfig::new(2))
+    ///     .unwrap()
+    ///     .named(["camera", "lidar"]);
+    /// assert_eq!(sets.status().topics, ["camera", "lidar"]);
+    /// ```
+    pub fn named<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        for (slot, name) in self.names.iter_mut().zip(names) {
+            *slot = name.into();
+        }
+        self
     }
 
     /// Messages this stream keeps alive now, over all inputs: those the
@@ -204,9 +234,11 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
 }
 
 impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
-    /// The synchronizer's counters now.
+    /// The synchronizer's counters now, with the topics' names.
     pub fn status(&self) -> SyncStatus {
-        self.core.sync_status()
+        let mut status = self.core.sync_status();
+        status.topics.clone_from(&self.names);
+        status
     }
 
     /// A watch of the counters, updated as the stream is polled (observable
@@ -214,7 +246,7 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
     /// stays live: call it as often as needed. Nothing is published while
     /// no receiver exists.
     pub fn status_watch(&self) -> watch::Receiver<SyncStatus> {
-        self.status.send_replace(self.core.sync_status());
+        self.status.send_replace(self.status());
         self.status.subscribe()
     }
 
@@ -248,7 +280,7 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                         && !std::mem::replace(w, true)
                     {
                         tracing::warn!(
-                            topic = d.topic,
+                            topic = self.names.get(d.topic).map_or("", String::as_str),
                             reason = d.reason.as_str(),
                             "synchronizer dropped a message: a topic is silent or late \
                              (overflow: increase the queue size, or set a stall timeout)"
@@ -345,7 +377,7 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
 
     fn publish_status(&self) {
         if self.status.receiver_count() > 0 {
-            self.status.send_replace(self.core.sync_status());
+            self.status.send_replace(self.status());
         }
     }
 }
@@ -440,6 +472,62 @@ pub fn latest_time<S: CloneInputs>(
     check_count(core.topics(), inputs.count())?;
     Ok(Synchronized::new(inputs, core, Some(Box::new(clock))))
 }
+
+/// The synchronizers as methods of their inputs, in tokio-stream's manner:
+/// `(camera, lidar).approximate_time(config)`, `vec![a, b, c].exact_time(config)`.
+/// Implemented for every [`SyncInputs`] (tuples of 2 to 12 streams, `Vec`s
+/// of streams); the same as the free functions [`approximate_time`],
+/// [`exact_time`] and [`latest_time`]. The only error is a configuration
+/// error ([`ConfigError`]): a bad setting or a topic count that differs from
+/// the number of inputs.
+///
+/// ```
+/// use futures::{stream, StreamExt};
+/// use syncline::prelude::*;
+/// use syncline::sync::ExactConfig;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let t = Timestamp::from_nanos;
+/// let imu = stream::iter([Stamped::new(t(1), 0.5), Stamped::new(t(2), 0.7)]);
+/// let odom = stream::iter([Stamped::new(t(2), "odom")]);
+/// let sets: Vec<_> = (imu, odom).exact_time(ExactConfig::new(2)).unwrap().collect().await;
+/// assert_eq!(sets.len(), 1);
+/// assert_eq!((sets[0].0.value, sets[0].1.value), (0.7, "odom"));
+/// # }
+/// ```
+pub trait SynchronizeExt: SyncInputs + Sized {
+    /// ApproximateTime over these inputs ([`approximate_time`]).
+    fn approximate_time(
+        self,
+        config: ApproximateConfig,
+    ) -> Result<Synchronized<Self, ApproximateTime<u64>>, ConfigError> {
+        approximate_time(self, config)
+    }
+
+    /// ExactTime over these inputs ([`exact_time`]).
+    fn exact_time(
+        self,
+        config: ExactConfig,
+    ) -> Result<Synchronized<Self, ExactTime<u64>>, ConfigError> {
+        exact_time(self, config)
+    }
+
+    /// LatestTime over these inputs with `clock` as the receipt clock
+    /// ([`latest_time`]).
+    fn latest_time(
+        self,
+        config: LatestConfig,
+        clock: impl Clock,
+    ) -> Result<Synchronized<Self, LatestTime<u64>>, ConfigError>
+    where
+        Self: CloneInputs,
+    {
+        latest_time(self, config, clock)
+    }
+}
+
+impl<S: SyncInputs> SynchronizeExt for S {}
 
 /// ROS's `registerCallback` shape: spawns a task that awaits `callback`
 /// with each set of `sets`, one at a time, in order; the task ends with the
