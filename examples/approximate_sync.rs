@@ -13,9 +13,8 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use syncline::clock::{Clock, TokioClock};
-use syncline::sync::{ApproximateConfig, DropCounts, approximate_time};
-use syncline::{Stamped, TimeDelta, Timestamp};
+use syncline::prelude::*;
+use syncline::sync::{ApproximateConfig, DropCounts};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -106,7 +105,10 @@ async fn main() {
     // IMU samples arrive ~14 ms before the camera frame they match: a
     // queue of 30 IMU samples covers that skew comfortably.
     let config = ApproximateConfig::new(3).queue_size(30);
-    let mut sets = approximate_time((camera, imu, odometry), config).expect("valid config");
+    let mut sets = (camera, imu, odometry)
+        .approximate_time(config)
+        .expect("valid config")
+        .named(["camera", "imu", "odometry"]);
     let mut drops = sets.drop_reports();
 
     let mut count = 0;

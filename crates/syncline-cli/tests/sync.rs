@@ -121,6 +121,38 @@ fn stall_timeout_partial_sets_print_null() {
     );
 }
 
+/// Regression: with queue size 1 the first message overflows; the lone
+/// live topic then used to lose every later message as `skipped`.
+#[test]
+fn stall_partial_after_an_overflow_still_forms_sets() {
+    let input = "topic,stamp_ns\na,0\na,10\na,200\na,210\na,220\n";
+    let (code, out, _) = sync(
+        &[
+            "--policy",
+            "approximate",
+            "--topics",
+            "a,b",
+            "--queue-size",
+            "1",
+            "--stall-timeout-ns",
+            "100",
+            "--stall-action",
+            "partial",
+            "--report-drops",
+        ],
+        input,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "{\"dropped\": 0, \"reason\": \"overflow\", \"topic\": \"a\"}\n\
+         {\"trigger\": 2, \"ids\": [1, null], \"stamps_ns\": [10, null]}\n\
+         {\"trigger\": 2, \"ids\": [2, null], \"stamps_ns\": [200, null]}\n\
+         {\"trigger\": 3, \"ids\": [3, null], \"stamps_ns\": [210, null]}\n\
+         {\"trigger\": 4, \"ids\": [4, null], \"stamps_ns\": [220, null]}\n"
+    );
+}
+
 #[test]
 fn status_line_counts_everything() {
     let (code, out, _) = sync(

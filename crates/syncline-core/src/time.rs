@@ -6,8 +6,33 @@
 //! [`TimeError`], or is explicitly `saturating_*`. Conversions to and from
 //! [`std::time::Duration`], [`std::time::SystemTime`] and float seconds are
 //! provided and checked.
+//!
+//! The operators saturate, in debug and release builds alike, as the
+//! `saturating_*` methods do: `Timestamp ± TimeDelta -> Timestamp`,
+//! `Timestamp - Timestamp -> TimeDelta`, `TimeDelta ± TimeDelta`,
+//! `TimeDelta * i64` and `-TimeDelta` clamp to the ±292-year range instead
+//! of overflowing. Use `checked_*` where reaching the range's end must be
+//! an error.
+//!
+//! ```
+//! use syncline_core::{TimeDelta, Timestamp};
+//!
+//! let t = Timestamp::from_nanos(1_000_000_000);
+//! let period = TimeDelta::from_millis(10);
+//! let next = t + period;
+//! assert_eq!(next - t, period);
+//! assert_eq!(next - period * 3, t - TimeDelta::from_millis(20));
+//! let mut u = t;
+//! u += period;
+//! u -= -period;
+//! assert_eq!(u, t + period * 2);
+//! // Saturating at the ends of the range, never a panic:
+//! assert_eq!(Timestamp::MAX + period, Timestamp::MAX);
+//! assert_eq!(Timestamp::MIN - Timestamp::MAX, TimeDelta::MIN);
+//! ```
 
 use core::fmt;
+use core::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -311,6 +336,124 @@ impl TimeDelta {
     }
 }
 
+impl Timestamp {
+    /// `self - earlier`, clamped to [`TimeDelta::MIN`] ..= [`TimeDelta::MAX`]
+    /// (what `self - earlier` computes).
+    #[inline]
+    pub const fn saturating_since(self, earlier: Timestamp) -> TimeDelta {
+        TimeDelta(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl TimeDelta {
+    /// `self * factor`, clamped to the representable range.
+    #[inline]
+    pub const fn saturating_mul(self, factor: i64) -> Self {
+        TimeDelta(self.0.saturating_mul(factor))
+    }
+
+    /// `-self`, clamped to the representable range (`-MIN` is `MAX`).
+    #[inline]
+    pub const fn saturating_neg(self) -> Self {
+        TimeDelta(self.0.saturating_neg())
+    }
+}
+
+/// `Timestamp + TimeDelta`, saturating ([`Timestamp::saturating_add`]).
+impl Add<TimeDelta> for Timestamp {
+    type Output = Timestamp;
+    #[inline]
+    fn add(self, rhs: TimeDelta) -> Timestamp {
+        self.saturating_add(rhs)
+    }
+}
+
+/// `Timestamp - TimeDelta`, saturating ([`Timestamp::saturating_sub`]).
+impl Sub<TimeDelta> for Timestamp {
+    type Output = Timestamp;
+    #[inline]
+    fn sub(self, rhs: TimeDelta) -> Timestamp {
+        self.saturating_sub(rhs)
+    }
+}
+
+/// `Timestamp - Timestamp`, saturating ([`Timestamp::saturating_since`]).
+impl Sub<Timestamp> for Timestamp {
+    type Output = TimeDelta;
+    #[inline]
+    fn sub(self, rhs: Timestamp) -> TimeDelta {
+        self.saturating_since(rhs)
+    }
+}
+
+/// `Timestamp += TimeDelta`, saturating.
+impl AddAssign<TimeDelta> for Timestamp {
+    #[inline]
+    fn add_assign(&mut self, rhs: TimeDelta) {
+        *self = self.saturating_add(rhs);
+    }
+}
+
+/// `Timestamp -= TimeDelta`, saturating.
+impl SubAssign<TimeDelta> for Timestamp {
+    #[inline]
+    fn sub_assign(&mut self, rhs: TimeDelta) {
+        *self = self.saturating_sub(rhs);
+    }
+}
+
+/// `TimeDelta + TimeDelta`, saturating.
+impl Add for TimeDelta {
+    type Output = TimeDelta;
+    #[inline]
+    fn add(self, rhs: TimeDelta) -> TimeDelta {
+        self.saturating_add(rhs)
+    }
+}
+
+/// `TimeDelta - TimeDelta`, saturating.
+impl Sub for TimeDelta {
+    type Output = TimeDelta;
+    #[inline]
+    fn sub(self, rhs: TimeDelta) -> TimeDelta {
+        self.saturating_sub(rhs)
+    }
+}
+
+/// `TimeDelta += TimeDelta`, saturating.
+impl AddAssign for TimeDelta {
+    #[inline]
+    fn add_assign(&mut self, rhs: TimeDelta) {
+        *self = self.saturating_add(rhs);
+    }
+}
+
+/// `TimeDelta -= TimeDelta`, saturating.
+impl SubAssign for TimeDelta {
+    #[inline]
+    fn sub_assign(&mut self, rhs: TimeDelta) {
+        *self = self.saturating_sub(rhs);
+    }
+}
+
+/// `TimeDelta * i64`, saturating.
+impl Mul<i64> for TimeDelta {
+    type Output = TimeDelta;
+    #[inline]
+    fn mul(self, rhs: i64) -> TimeDelta {
+        self.saturating_mul(rhs)
+    }
+}
+
+/// `-TimeDelta`, saturating (`-TimeDelta::MIN` is `TimeDelta::MAX`).
+impl Neg for TimeDelta {
+    type Output = TimeDelta;
+    #[inline]
+    fn neg(self) -> TimeDelta {
+        self.saturating_neg()
+    }
+}
+
 impl TryFrom<Duration> for TimeDelta {
     type Error = TimeError;
     /// Fails with [`TimeError::Overflow`] above about 292 years.
@@ -378,6 +521,33 @@ impl fmt::Display for TimeDelta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operators_agree_with_the_saturating_methods() {
+        let values = [i64::MIN, i64::MIN + 1, -7, 0, 3, i64::MAX - 1, i64::MAX];
+        for &a in &values {
+            for &b in &values {
+                let (t, u, d) = (Timestamp(a), Timestamp(b), TimeDelta(b));
+                assert_eq!(t + d, Timestamp(a.saturating_add(b)));
+                assert_eq!(t - d, Timestamp(a.saturating_sub(b)));
+                assert_eq!(t - u, TimeDelta(a.saturating_sub(b)));
+                assert_eq!(TimeDelta(a) + d, TimeDelta(a.saturating_add(b)));
+                assert_eq!(TimeDelta(a) - d, TimeDelta(a.saturating_sub(b)));
+                assert_eq!(TimeDelta(a) * b, TimeDelta(a.saturating_mul(b)));
+                let (mut x, mut y) = (t, TimeDelta(a));
+                x += d;
+                y -= d;
+                assert_eq!((x, y), (t + d, TimeDelta(a) - d));
+                // Where it does not saturate, the difference is exact.
+                if let Ok(exact) = t.checked_since(u) {
+                    assert_eq!(t - u, exact);
+                    assert_eq!(u + (t - u), t);
+                }
+            }
+            assert_eq!(-TimeDelta(a), TimeDelta(a.saturating_neg()));
+        }
+        assert_eq!(-TimeDelta::MIN, TimeDelta::MAX);
+    }
     use proptest::prelude::*;
 
     #[test]

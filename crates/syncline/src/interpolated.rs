@@ -26,8 +26,7 @@
 //!
 //! ```
 //! use futures::StreamExt;
-//! use syncline::core::interp::BufferConfig;
-//! use syncline::interpolated::{interpolated, PivotConfig, Secondary};
+//! use syncline::interpolated::{BufferConfig, PivotConfig, Secondary};
 //! use syncline::prelude::*;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -36,8 +35,8 @@
 //! let scans = futures::stream::iter([ms(10), ms(20)]);
 //! let speed = futures::stream::iter([0, 5, 10, 15, 20, 25].map(|t| Stamped::new(ms(t), t as f64)));
 //! let heading = futures::stream::iter([0, 20, 40].map(|t| Stamped::new(ms(t), [t as f64, 1.0])));
-//! let mut out = interpolated(
-//!     scans,
+//! // `scans.interpolated(...)` is the free function `interpolated(scans, ...)`.
+//! let mut out = scans.interpolated(
 //!     (
 //!         Secondary::new(speed, BufferConfig::new(64)),
 //!         Secondary::new(heading, BufferConfig::new(16)),
@@ -61,7 +60,9 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use pin_project_lite::pin_project;
 use serde::{Deserialize, Serialize};
-use syncline_core::interp::{BufferConfig, BufferStatus, Interpolate, LookupBuffer, LookupError};
+pub use syncline_core::interp::{
+    BufferConfig, BufferStatus, Interpolate, LookupBuffer, LookupError,
+};
 use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 
 use crate::clock::{Clock, ClockSleep};
@@ -401,6 +402,26 @@ where
         status: PivotStatus::default(),
     }
 }
+
+/// [`interpolated`] as a method of the pivot stream, in tokio-stream's
+/// manner: `lidar.interpolated(secondaries, clock, config)`.
+pub trait InterpolateExt: Stream + Sized
+where
+    Self::Item: HasStamp,
+{
+    /// For each item of this stream, the values of `secondaries`
+    /// interpolated at its stamp ([`interpolated`]).
+    fn interpolated<S: SecondarySet, C: Clock>(
+        self,
+        secondaries: S,
+        clock: C,
+        config: PivotConfig,
+    ) -> Interpolated<Self, S, C> {
+        interpolated(self, secondaries, clock, config)
+    }
+}
+
+impl<P: Stream> InterpolateExt for P where P::Item: HasStamp {}
 
 impl<P: Stream, S: SecondarySet, C> Interpolated<P, S, C> {
     /// Counters, including each secondary buffer's status.

@@ -24,12 +24,17 @@ pub mod timer;
 pub mod timestamped;
 
 pub use syncline_core as core;
+pub use syncline_core::estimator::EstimatorConfig;
+pub use syncline_core::timer::Grid;
 pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
 
 /// The names most programs need, in one `use syncline::prelude::*;`.
 pub mod prelude {
     pub use crate::aligner::AlignedExt;
     pub use crate::clock::{Clock, SimClock, SystemClock, TokioClock};
+    pub use crate::interpolated::InterpolateExt;
+    pub use crate::sync::SynchronizeExt;
     pub use crate::timestamped::SensorStreamExt;
+    pub use syncline_core::estimator::EstimatorConfig;
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 }

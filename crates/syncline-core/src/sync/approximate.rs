@@ -400,20 +400,35 @@ impl<M> ApproximateTime<M> {
     }
 
     /// The stamp-domain instant at which the stall timeout would next act,
-    /// if one is configured and something is held.
+    /// if one is configured and something is held: in partial mode, when
+    /// the first silent topic is set aside; in report mode, when a topic is
+    /// stalled *and* the oldest held message is older than the timeout.
+    /// Once [`handle_timeout`](Self::handle_timeout) has been called at
+    /// that instant, the next one is later (a timer driven by it never
+    /// spins).
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        let (timeout, _) = self.stall?;
+        let (timeout, action) = self.stall?;
         if self.held_total() == 0 {
             return None;
         }
-        (0..self.n)
+        let stall_at = (0..self.n)
             .filter(|&k| self.active[k] && self.deque[k].is_empty() && self.past[k].is_empty())
             .filter_map(|k| self.last_stamp[k].or(self.first_stamp))
             .map(|since| i128::from(since) + timeout + 1)
-            .min()
-            .map(|t| {
-                Timestamp::from_nanos(t.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
-            })
+            .min()?;
+        let at = match action {
+            StallAction::Partial => stall_at,
+            StallAction::Report => {
+                let oldest = (0..self.n)
+                    .filter_map(|j| self.past[j].front().or(self.deque[j].front()))
+                    .map(|m| i128::from(m.stamp.as_nanos()))
+                    .min()?;
+                stall_at.max(oldest + timeout + 1)
+            }
+        };
+        Some(Timestamp::from_nanos(
+            at.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+        ))
     }
 
     /// Counters: messages pushed, sets, drops by reason, held per topic.
@@ -429,6 +444,7 @@ impl<M> ApproximateTime<M> {
                 .collect(),
             out_of_order: self.out_of_order,
             stalled_topics: (0..self.n).filter(|&k| self.is_stalled(k)).collect(),
+            topics: Vec::new(),
         }
     }
 
@@ -469,15 +485,22 @@ impl<M> ApproximateTime<M> {
         let stalled = |s: &Self, k: usize| Some(k) != skip && s.active[k] && s.is_stalled(k);
         match action {
             StallAction::Partial => {
-                let mut changed = false;
-                for k in 0..self.n {
-                    if stalled(self, k) {
-                        self.active[k] = false;
-                        self.n_active -= 1;
-                        changed = true;
+                // Sets formed without the stalled topics may empty another
+                // silent topic, stalled too by now: repeat until none is
+                // left (at most once per topic), so that the next deadline
+                // is in the future.
+                loop {
+                    let mut changed = false;
+                    for k in 0..self.n {
+                        if stalled(self, k) {
+                            self.active[k] = false;
+                            self.n_active -= 1;
+                            changed = true;
+                        }
                     }
-                }
-                if changed {
+                    if !changed {
+                        break;
+                    }
                     self.reset_search();
                     self.process();
                 }
@@ -601,7 +624,14 @@ impl<M> ApproximateTime<M> {
                         self.delete_front(s_i, DropReason::Interval);
                         continue;
                     }
-                    if self.has_dropped[e_i] {
+                    // ROS's rule: the end topic overflowed, so a better
+                    // candidate may have been lost; delete the start and
+                    // try again. With a single active topic (partial stall
+                    // mode) start and end are the same message, a set by
+                    // itself: deleting it would lose every later message of
+                    // that topic, since the flag only clears when another
+                    // topic becomes the end.
+                    if self.has_dropped[e_i] && s_i != e_i {
                         self.delete_front(s_i, DropReason::Skipped);
                         continue;
                     }

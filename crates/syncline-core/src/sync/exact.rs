@@ -208,6 +208,7 @@ impl<M> ExactTime<M> {
                 .collect(),
             out_of_order: self.out_of_order,
             stalled_topics: Vec::new(),
+            topics: Vec::new(),
         }
     }
 }

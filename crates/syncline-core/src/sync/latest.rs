@@ -319,6 +319,7 @@ impl<M: Clone> LatestTime<M> {
                 .collect(),
             out_of_order: self.out_of_order,
             stalled_topics: Vec::new(),
+            topics: Vec::new(),
         }
     }
 }

@@ -142,6 +142,10 @@ pub struct SyncStatus {
     pub out_of_order: u64,
     /// Topics currently considered stalled by the stall timeout.
     pub stalled_topics: Vec<usize>,
+    /// The topics' names, in topic order, where the driver gave them (the
+    /// async synchronizers do; the sans-IO cores leave it empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
 }
 
 /// Errors of synchronizer configuration.
@@ -217,10 +221,20 @@ pub trait SyncPolicy<M> {
     fn sync_status(&self) -> SyncStatus;
     /// Messages of `topic` currently held (may still become part of a set).
     fn held(&self, topic: usize) -> usize;
+    /// `poll_timeout` of the policy: the stamp-domain instant at which its
+    /// timeout (ApproximateTime's stall timeout) next acts, if any.
+    fn timeout_at(&self) -> Option<crate::Timestamp> {
+        None
+    }
+    /// `handle_timeout` of the policy: the stamp-domain clock reads `now`.
+    fn on_timeout(&mut self, now: crate::Timestamp) {
+        let _ = now;
+    }
 }
 
 macro_rules! policy_impl {
-    ($ty:ident, $($bound:path)?, |$s:ident, $t:ident, $st:ident, $m:ident, $r:ident| $push:expr) => {
+    ($ty:ident, $($bound:path)?, |$s:ident, $t:ident, $st:ident, $m:ident, $r:ident| $push:expr
+     $(, { $($extra:item)* })?) => {
         impl<M $(: $bound)?> SyncPolicy<M> for $ty<M> {
             fn push_at(
                 &mut self,
@@ -244,11 +258,19 @@ macro_rules! policy_impl {
             fn held(&self, topic: usize) -> usize {
                 self.held_of(topic)
             }
+            $($($extra)*)?
         }
     };
 }
 
-policy_impl!(ApproximateTime, , |s, t, st, m, _r| s.push(t, st, m));
+policy_impl!(ApproximateTime, , |s, t, st, m, _r| s.push(t, st, m), {
+    fn timeout_at(&self) -> Option<crate::Timestamp> {
+        self.poll_timeout()
+    }
+    fn on_timeout(&mut self, now: crate::Timestamp) {
+        self.handle_timeout(now)
+    }
+});
 policy_impl!(ExactTime, , |s, t, st, m, _r| s.push(t, st, m));
 policy_impl!(LatestTime, Clone, |s, t, st, m, r| s.push(t, st, m, r));
 

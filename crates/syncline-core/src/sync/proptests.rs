@@ -159,6 +159,107 @@ proptest! {
     }
 
     #[test]
+    fn partial_stall_with_one_live_topic_emits_every_message_it_keeps(
+        n in 2usize..=4,
+        topic in 0usize..4,
+        gaps in prop::collection::vec(0i64..80, 1..60),
+        q in 1usize..5,
+        timeout in 0i64..100,
+    ) {
+        // Only `topic` ever publishes; the others stall. Every message is
+        // then in a (partial) set or dropped as overflow (queue full before
+        // the stall timeout set the silent topics aside) or end: none is
+        // skipped, since a lone topic has nothing to be matched against.
+        let topic = topic % n;
+        let config = ApproximateConfig::new(n)
+            .queue_size(q)
+            .report_drops(true)
+            .stall(StallConfig {
+                timeout: TimeDelta::from_nanos(timeout),
+                action: StallAction::Partial,
+            });
+        let mut stamp = 0;
+        let msgs: Vec<Msg> = gaps
+            .iter()
+            .enumerate()
+            .map(|(id, g)| {
+                stamp += g;
+                (topic, stamp, id)
+            })
+            .collect();
+        let mut sync = ApproximateTime::new(config).unwrap();
+        let (mut in_sets, mut dropped) = (Vec::new(), Vec::new());
+        let mut collect = |sync: &mut ApproximateTime<usize>| {
+            while let Some(o) = sync.poll() {
+                match o {
+                    Output::Set(set) => in_sets.extend(set.get(topic).map(|m| m.value)),
+                    Output::Dropped(d) => dropped.push((d.message.value, d.reason)),
+                }
+            }
+        };
+        for &(i, s, id) in &msgs {
+            sync.push(i, Timestamp::from_nanos(s), id).unwrap();
+            collect(&mut sync);
+        }
+        sync.finish();
+        collect(&mut sync);
+        for (id, reason) in &dropped {
+            prop_assert!(
+                matches!(reason, DropReason::Overflow | DropReason::End),
+                "message {} dropped as {:?}", id, reason
+            );
+        }
+        // Once the silent topics are set aside (the clock more than the
+        // timeout past the first stamp), nothing is held back.
+        if stamp - msgs[0].1 > timeout {
+            prop_assert!(dropped.iter().all(|d| d.1 != DropReason::End));
+        }
+        let mut all: Vec<usize> = in_sets.iter().copied().chain(dropped.iter().map(|d| d.0)).collect();
+        all.sort_unstable();
+        prop_assert_eq!(all, (0..msgs.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn stall_timeout_deadlines_always_move_forward(
+        (n, msgs) in in_order_input(),
+        timeout in 0i64..50,
+        partial in any::<bool>(),
+    ) {
+        // A timer that sleeps until poll_timeout and calls handle_timeout
+        // then never spins: the next deadline is later, or there is none.
+        let action = if partial { StallAction::Partial } else { StallAction::Report };
+        let config = ApproximateConfig::new(n)
+            .queue_size(100)
+            .stall(StallConfig { timeout: TimeDelta::from_nanos(timeout), action });
+        let mut sync = ApproximateTime::new(config).unwrap();
+        let fire = |sync: &mut ApproximateTime<usize>| -> Result<(), TestCaseError> {
+            for _ in 0..1000 {
+                let Some(at) = sync.poll_timeout() else { return Ok(()) };
+                sync.handle_timeout(at);
+                while sync.poll().is_some() {}
+                if let Some(next) = sync.poll_timeout() {
+                    prop_assert!(next > at, "{:?} then {:?}", at, next);
+                }
+                if at.as_nanos() > 10_000 { return Ok(()); }
+            }
+            Ok(())
+        };
+        for &(i, s, id) in &msgs {
+            sync.push(i, Timestamp::from_nanos(s), id).unwrap();
+            while sync.poll().is_some() {}
+            if id % 3 == 0 {
+                fire(&mut sync)?;
+            }
+        }
+        fire(&mut sync)?;
+        // With every silent topic's deadline passed, nothing is held back
+        // in partial mode.
+        if partial {
+            prop_assert!(sync.poll_timeout().is_none());
+        }
+    }
+
+    #[test]
     fn exact_conserves_and_matches_equal_stamps((n, msgs) in any_input(), q in 0usize..6) {
         let mut sync = ExactTime::new(ExactConfig::new(n).queue_size(q).report_drops(true)).unwrap();
         let mut seen = Vec::new();

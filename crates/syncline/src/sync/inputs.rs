@@ -10,16 +10,21 @@ use futures::Stream;
 use syncline_core::{HasStamp, Timestamp};
 
 /// Items of one input waiting in the synchronizer, by sequence number.
+///
+/// Only the items present are stored, in ascending sequence order: taking
+/// an item out of the middle (a set formed while an older message is still
+/// held) frees its entry at once, so the storage never holds more entries
+/// than the synchronizer holds messages, however long one message is held.
 #[derive(Debug)]
 pub struct Slots<T> {
-    base: u64,
-    items: VecDeque<Option<T>>,
+    next: u64,
+    items: VecDeque<(u64, T)>,
 }
 
 impl<T> Default for Slots<T> {
     fn default() -> Self {
         Slots {
-            base: 0,
+            next: 0,
             items: VecDeque::new(),
         }
     }
@@ -28,42 +33,37 @@ impl<T> Default for Slots<T> {
 impl<T> Slots<T> {
     /// Stores `item`; returns its sequence number.
     pub fn push(&mut self, item: T) -> u64 {
-        self.items.push_back(Some(item));
-        self.base + self.items.len() as u64 - 1
+        let seq = self.next;
+        self.next = self.next.wrapping_add(1);
+        self.items.push_back((seq, item));
+        seq
     }
 
-    fn trim(&mut self) {
-        while let Some(None) = self.items.front() {
-            self.items.pop_front();
-            self.base += 1;
-        }
+    fn index(&self, seq: u64) -> Option<usize> {
+        self.items.binary_search_by_key(&seq, |(s, _)| *s).ok()
     }
 
     /// Takes the item `seq` out.
     pub fn take(&mut self, seq: u64) -> Option<T> {
-        let idx = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        let item = self.items.get_mut(idx)?.take();
-        self.trim();
-        item
+        let idx = self.index(seq)?;
+        self.items.remove(idx).map(|(_, item)| item)
     }
 
     /// The item `seq`, left in place.
     pub fn get(&self, seq: u64) -> Option<&T> {
-        let idx = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        self.items.get(idx)?.as_ref()
+        self.items.get(self.index(seq)?).map(|(_, item)| item)
     }
 
     /// Forgets every item before `seq`.
     pub fn purge_before(&mut self, seq: u64) {
-        while self.base < seq && self.items.pop_front().is_some() {
-            self.base += 1;
+        while self.items.front().is_some_and(|(s, _)| *s < seq) {
+            self.items.pop_front();
         }
-        self.trim();
     }
 
-    /// Items stored.
+    /// Items stored (each one an entry: there are no empty slots).
     pub fn len(&self) -> usize {
-        self.items.iter().filter(|i| i.is_some()).count()
+        self.items.len()
     }
 
     /// True when nothing is stored.
@@ -103,6 +103,8 @@ pub trait SyncInputs: Unpin {
     fn take_message(storage: &mut Self::Storage, i: usize, seq: u64) -> Option<Self::Message>;
     /// Forgets the messages of input `i` before `seq`.
     fn purge_before(storage: &mut Self::Storage, i: usize, seq: u64);
+    /// Items stored over all inputs (what the synchronizer keeps alive).
+    fn stored(storage: &Self::Storage) -> usize;
 }
 
 /// Inputs whose items can be cloned: needed by LatestTime, which emits the
@@ -183,6 +185,10 @@ macro_rules! tuple_inputs {
                     _ => {}
                 }
             }
+
+            fn stored(storage: &Self::Storage) -> usize {
+                0 $(+ storage.$i.len())+
+            }
         }
 
         impl<$($S),+> CloneInputs for ($($S,)+)
@@ -258,6 +264,10 @@ where
             s.purge_before(seq);
         }
     }
+
+    fn stored(storage: &Self::Storage) -> usize {
+        storage.iter().map(Slots::len).sum()
+    }
 }
 
 impl<S> CloneInputs for Vec<S>
@@ -297,5 +307,19 @@ mod tests {
         assert!(s.is_empty());
         assert_eq!(s.take(99), None);
         assert_eq!(s.push('d'), c + 1);
+    }
+
+    #[test]
+    fn an_item_held_at_the_front_keeps_no_empty_slots_behind_it() {
+        let mut s = Slots::default();
+        let held = s.push(0u32);
+        for k in 1..1000 {
+            let seq = s.push(k);
+            assert_eq!(s.take(seq), Some(k));
+            // Entries, not just items: no empty slot stays behind `held`.
+            assert_eq!(s.items.len(), 1);
+        }
+        assert_eq!(s.take(held), Some(0));
+        assert!(s.is_empty());
     }
 }

@@ -39,12 +39,12 @@ use tokio::task::JoinHandle;
 
 use crate::clock::Clock;
 pub use inputs::{CloneInputs, Slots, SyncInputs};
-use syncline_core::Timestamp;
 pub use syncline_core::sync::{
     ApproximateConfig, ApproximateTime, ConfigError, DropCounts, DropReason, ExactConfig,
     ExactTime, LatestConfig, LatestTime, Output, RateConfig, StallAction, StallConfig, SyncPolicy,
     SyncStatus,
 };
+use syncline_core::{TimeDelta, Timestamp};
 
 /// A message that left the synchronizer without being part of a set.
 #[derive(Debug)]
@@ -75,10 +75,74 @@ pub struct Synchronized<S: SyncInputs, P> {
     seqs: Vec<u64>,
     ready: VecDeque<S::Item>,
     drops: Option<mpsc::UnboundedSender<DropReport<S::Message>>>,
-    status: Option<watch::Sender<SyncStatus>>,
+    status: watch::Sender<SyncStatus>,
     /// Topics already warned about (overflow or stall), for `tracing`.
     warned: Vec<bool>,
     finished: bool,
+    stall: StallTimer,
+    /// The topics' names, for the status.
+    names: Vec<String>,
+}
+
+/// The stall timeout on the runtime's timer: one sleep, reset to each new
+/// deadline, never re-created (quinn's pattern).
+///
+/// The core's clock is its newest stamp; between messages it is taken to
+/// advance with the runtime's clock from the moment that stamp arrived, so a
+/// topic that stays silent is set aside (or its peers' messages dropped)
+/// when the timeout has passed on the runtime's timer, whether or not
+/// messages arrive on the other inputs.
+#[derive(Debug, Default)]
+struct StallTimer {
+    /// The newest stamp pushed and the runtime instant it arrived at.
+    anchor: Option<(Timestamp, tokio::time::Instant)>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The runtime instant the sleep is set to.
+    armed: Option<tokio::time::Instant>,
+}
+
+impl StallTimer {
+    fn pushed(&mut self, stamp: Timestamp) {
+        if self.anchor.is_none_or(|(newest, _)| stamp > newest) {
+            self.anchor = Some((stamp, tokio::time::Instant::now()));
+        }
+    }
+
+    /// The core's clock now, on the runtime's timer.
+    fn now(&self) -> Option<Timestamp> {
+        let (stamp, at) = self.anchor?;
+        let elapsed = tokio::time::Instant::now().saturating_duration_since(at);
+        Some(stamp.saturating_add(TimeDelta::try_from(elapsed).unwrap_or(TimeDelta::MAX)))
+    }
+
+    /// Polls the timer towards the stamp-domain `deadline`; the core's
+    /// clock once it is reached.
+    fn poll(&mut self, deadline: Timestamp, cx: &mut Context<'_>) -> Option<Timestamp> {
+        let (stamp, at) = self.anchor?;
+        let now = self.now()?;
+        if now >= deadline {
+            return Some(now);
+        }
+        // No timer outside a tokio runtime: the timeout then advances with
+        // the messages only (never a panic).
+        tokio::runtime::Handle::try_current().ok()?;
+        let wait = u64::try_from(deadline.nanos_since_wide(stamp)).ok()?;
+        let when = at.checked_add(std::time::Duration::from_nanos(wait))?;
+        match &mut self.sleep {
+            Some(sleep) => {
+                if self.armed != Some(when) {
+                    sleep.as_mut().reset(when);
+                }
+            }
+            None => self.sleep = Some(Box::pin(tokio::time::sleep_until(when))),
+        }
+        self.armed = Some(when);
+        let sleep = self.sleep.as_mut()?;
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Some(self.now()?.max(deadline)),
+            Poll::Pending => None,
+        }
+    }
 }
 
 // Nothing is pinned structurally: the inputs are `Unpin`, the rest is
@@ -116,10 +180,48 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
             seqs: Vec::with_capacity(n),
             ready: VecDeque::new(),
             drops: None,
-            status: None,
+            status: watch::Sender::new(SyncStatus::default()),
             warned: vec![false; n],
             finished: false,
+            stall: StallTimer::default(),
+            names: (0..n).map(|i| i.to_string()).collect(),
         }
+    }
+
+    /// Names the topics (input order) in the status and in `tracing`
+    /// warnings; by default they are named by their index, `"0"`, `"1"`,
+    /// ... Extra names are ignored; inputs without a name keep their index.
+    ///
+    /// ```
+    /// use futures::stream;
+    /// use syncline::prelude::*;
+    /// use syncline::sync::ApproximateConfig;
+    ///
+    /// let t = Timestamp::from_nanos;
+    /// let sets = (stream::iter([t(0)]), stream::iter([t(1)]))
+    ///     .approximate_time(ApproximateConfig::new(2))
+    ///     .unwrap()
+    ///     .named(["camera", "lidar"]);
+    /// assert_eq!(sets.status().topics, ["camera", "lidar"]);
+    /// ```
+    pub fn named<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        for (slot, name) in self.names.iter_mut().zip(names) {
+            *slot = name.into();
+        }
+        self
+    }
+
+    /// Messages this stream keeps alive now, over all inputs: those the
+    /// synchronizer holds (ApproximateTime, ExactTime: the sum of
+    /// [`SyncStatus::held`] after each poll) and, for LatestTime, the
+    /// newest of each input. Bounded by the policy's queue size, however
+    /// long a message is held.
+    pub fn stored(&self) -> usize {
+        S::stored(&self.storage)
     }
 
     /// A channel of every drop from now on, with the message and reason.
@@ -132,17 +234,20 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
 }
 
 impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
-    /// The synchronizer's counters now.
+    /// The synchronizer's counters now, with the topics' names.
     pub fn status(&self) -> SyncStatus {
-        self.core.sync_status()
+        let mut status = self.core.sync_status();
+        status.topics.clone_from(&self.names);
+        status
     }
 
     /// A watch of the counters, updated as the stream is polled (observable
-    /// from another task while this stream is consumed).
-    pub fn status_watch(&mut self) -> watch::Receiver<SyncStatus> {
-        let (tx, rx) = watch::channel(self.core.sync_status());
-        self.status = Some(tx);
-        rx
+    /// from another task while this stream is consumed). Every receiver
+    /// stays live: call it as often as needed. Nothing is published while
+    /// no receiver exists.
+    pub fn status_watch(&self) -> watch::Receiver<SyncStatus> {
+        self.status.send_replace(self.status());
+        self.status.subscribe()
     }
 
     /// Moves the core's outputs into ready sets (members taken or cloned
@@ -175,7 +280,7 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                         && !std::mem::replace(w, true)
                     {
                         tracing::warn!(
-                            topic = d.topic,
+                            topic = self.names.get(d.topic).map_or("", String::as_str),
                             reason = d.reason.as_str(),
                             "synchronizer dropped a message: a topic is silent or late \
                              (overflow: increase the queue size, or set a stall timeout)"
@@ -215,6 +320,7 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                         // `i` is below the input count, which the core was
                         // configured with.
                         let _ = self.core.push_at(i, stamp, seq, now);
+                        self.stall.pushed(stamp);
                         self.drain(extract);
                         if reuse {
                             S::purge_before(&mut self.storage, i, seq);
@@ -241,15 +347,37 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
                 continue;
             }
             if !progressed {
+                if self.stall_timeout(cx, extract) {
+                    continue;
+                }
                 self.publish_status();
                 return Poll::Pending;
             }
         }
     }
 
+    /// Runs the core's timeout on the runtime's timer; true when it acted
+    /// (its outputs are then drained). A deadline that does not move after
+    /// acting is not acted on again in this poll.
+    fn stall_timeout(
+        &mut self,
+        cx: &mut Context<'_>,
+        extract: fn(&mut S::Storage, &[u64]) -> Option<S::Item>,
+    ) -> bool {
+        let Some(deadline) = self.core.timeout_at() else {
+            return false;
+        };
+        let Some(now) = self.stall.poll(deadline, cx) else {
+            return false;
+        };
+        self.core.on_timeout(now);
+        self.drain(extract);
+        self.core.timeout_at().is_none_or(|next| next > deadline)
+    }
+
     fn publish_status(&self) {
-        if let Some(tx) = &self.status {
-            tx.send_replace(self.core.sync_status());
+        if self.status.receiver_count() > 0 {
+            self.status.send_replace(self.status());
         }
     }
 }
@@ -344,6 +472,62 @@ pub fn latest_time<S: CloneInputs>(
     check_count(core.topics(), inputs.count())?;
     Ok(Synchronized::new(inputs, core, Some(Box::new(clock))))
 }
+
+/// The synchronizers as methods of their inputs, in tokio-stream's manner:
+/// `(camera, lidar).approximate_time(config)`, `vec![a, b, c].exact_time(config)`.
+/// Implemented for every [`SyncInputs`] (tuples of 2 to 12 streams, `Vec`s
+/// of streams); the same as the free functions [`approximate_time`],
+/// [`exact_time`] and [`latest_time`]. The only error is a configuration
+/// error ([`ConfigError`]): a bad setting or a topic count that differs from
+/// the number of inputs.
+///
+/// ```
+/// use futures::{stream, StreamExt};
+/// use syncline::prelude::*;
+/// use syncline::sync::ExactConfig;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let t = Timestamp::from_nanos;
+/// let imu = stream::iter([Stamped::new(t(1), 0.5), Stamped::new(t(2), 0.7)]);
+/// let odom = stream::iter([Stamped::new(t(2), "odom")]);
+/// let sets: Vec<_> = (imu, odom).exact_time(ExactConfig::new(2)).unwrap().collect().await;
+/// assert_eq!(sets.len(), 1);
+/// assert_eq!((sets[0].0.value, sets[0].1.value), (0.7, "odom"));
+/// # }
+/// ```
+pub trait SynchronizeExt: SyncInputs + Sized {
+    /// ApproximateTime over these inputs ([`approximate_time`]).
+    fn approximate_time(
+        self,
+        config: ApproximateConfig,
+    ) -> Result<Synchronized<Self, ApproximateTime<u64>>, ConfigError> {
+        approximate_time(self, config)
+    }
+
+    /// ExactTime over these inputs ([`exact_time`]).
+    fn exact_time(
+        self,
+        config: ExactConfig,
+    ) -> Result<Synchronized<Self, ExactTime<u64>>, ConfigError> {
+        exact_time(self, config)
+    }
+
+    /// LatestTime over these inputs with `clock` as the receipt clock
+    /// ([`latest_time`]).
+    fn latest_time(
+        self,
+        config: LatestConfig,
+        clock: impl Clock,
+    ) -> Result<Synchronized<Self, LatestTime<u64>>, ConfigError>
+    where
+        Self: CloneInputs,
+    {
+        latest_time(self, config, clock)
+    }
+}
+
+impl<S: SyncInputs> SynchronizeExt for S {}
 
 /// ROS's `registerCallback` shape: spawns a task that awaits `callback`
 /// with each set of `sets`, one at a time, in order; the task ends with the

@@ -1,7 +1,9 @@
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::{StreamExt, stream};
+use futures::{Stream, StreamExt, stream};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
@@ -183,4 +185,153 @@ async fn exact_time_drop_reports_carry_the_message() {
         *d.message.downcast::<Stamped<&str>>().unwrap(),
         Stamped::new(t(1), "a1")
     );
+}
+
+/// Polls `sets` once without a runtime (its inputs are channels that are
+/// ready or pending, never timers).
+fn poll_once<St: Stream + Unpin>(sets: &mut St) -> Poll<Option<St::Item>> {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    Pin::new(sets).poll_next(&mut cx)
+}
+
+/// Regression: one message held forever by ExactTime (its stamp is far in
+/// the future, no other topic ever matches it) used to keep an empty slot
+/// alive for every later message of its topic.
+#[test]
+fn exact_time_storage_stays_bounded_while_a_message_is_held_forever() {
+    let (a_tx, a) = futures::channel::mpsc::unbounded::<Timestamp>();
+    let (b_tx, b) = futures::channel::mpsc::unbounded::<Timestamp>();
+    let mut sets = exact_time(vec![a, b], ExactConfig::new(2)).unwrap();
+    a_tx.unbounded_send(ms(1_000_000_000)).unwrap();
+    let mut emitted = 0;
+    for k in 0..20_000 {
+        a_tx.unbounded_send(ms(k)).unwrap();
+        b_tx.unbounded_send(ms(k)).unwrap();
+        while let Poll::Ready(Some(_)) = poll_once(&mut sets) {
+            emitted += 1;
+        }
+        let held: usize = sets.status().held.iter().sum();
+        assert_eq!(sets.stored(), held);
+        assert!(sets.stored() <= 2, "{} stored at {k}", sets.stored());
+    }
+    assert_eq!(emitted, 20_000);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Over random inputs (stamps in any order, duplicates, any topic),
+    /// ExactTime's stream keeps alive exactly the messages its core holds,
+    /// at most `queue_size` pending stamps times the number of topics.
+    #[test]
+    fn exact_time_stores_at_most_its_queue(
+        n in 2usize..=4,
+        queue in 1usize..6,
+        msgs in proptest::collection::vec((0usize..4, 0i64..40), 0..300),
+    ) {
+        let (txs, rxs): (Vec<_>, Vec<_>) =
+            (0..n).map(|_| futures::channel::mpsc::unbounded::<Timestamp>()).unzip();
+        let mut sets = exact_time(rxs, ExactConfig::new(n).queue_size(queue)).unwrap();
+        let mut emitted = 0u64;
+        for (topic, stamp) in msgs {
+            txs[topic % n].unbounded_send(Timestamp::from_nanos(stamp)).unwrap();
+            while let Poll::Ready(Some(set)) = poll_once(&mut sets) {
+                proptest::prop_assert!(set.iter().all(|s| *s == set[0]));
+                emitted += 1;
+            }
+            let held: usize = sets.status().held.iter().sum();
+            proptest::prop_assert_eq!(sets.stored(), held);
+            proptest::prop_assert!(sets.stored() <= queue * n);
+        }
+        drop(txs);
+        while let Poll::Ready(Some(_)) = poll_once(&mut sets) {
+            emitted += 1;
+        }
+        let st = sets.status();
+        proptest::prop_assert_eq!(sets.stored(), 0);
+        // Conservation: every message in a set or dropped with a reason.
+        proptest::prop_assert_eq!(st.pushed, emitted * n as u64 + st.dropped.total());
+    }
+}
+
+/// The stall timeout acts on the runtime's timer: with no message at all
+/// after the first, the silent topic is set aside once the timeout has
+/// passed (partial mode: the held message leaves as a partial set, which
+/// the typed stream reports as `stalled`), or the held messages are dropped
+/// (report mode). Both status receivers see it.
+#[tokio::test(start_paused = true)]
+async fn stall_timeout_runs_on_the_runtime_timer() {
+    for action in [StallAction::Partial, StallAction::Report] {
+        let (a_tx, a) = channel::<Timestamp>();
+        let (_b_tx, b) = channel::<Timestamp>();
+        let stall = StallConfig {
+            timeout: TimeDelta::from_millis(100),
+            action,
+        };
+        let mut sets = approximate_time((a, b), ApproximateConfig::new(2).stall(stall)).unwrap();
+        let mut drops = sets.drop_reports();
+        let first = sets.status_watch();
+        let second = sets.status_watch();
+        let task = tokio::spawn(async move { (&mut sets).count().await });
+        a_tx.send(ms(0)).unwrap();
+        a_tx.send(ms(10)).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            drops.try_recv().is_err(),
+            "{action:?}: nothing before the timeout"
+        );
+        assert_eq!(first.borrow().pushed, 2);
+        // No further message: only the timer can act.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut got = Vec::new();
+        while let Ok(d) = drops.try_recv() {
+            assert_eq!((d.topic, d.reason), (0, DropReason::Stalled));
+            got.push(d.stamp);
+        }
+        assert_eq!(got, vec![ms(0), ms(10)], "{action:?}");
+        for rx in [&first, &second] {
+            let st = rx.borrow().clone();
+            assert_eq!(st.held, vec![0, 0]);
+            match action {
+                StallAction::Partial => {
+                    assert_eq!(st.partial_sets, 2);
+                    assert_eq!(st.stalled_topics, vec![1]);
+                }
+                StallAction::Report => {
+                    assert_eq!(st.dropped.stalled, 2);
+                    // Emptied and silent itself by now: both are stalled.
+                    assert_eq!(st.stalled_topics, vec![0, 1]);
+                }
+            }
+        }
+        drop(a_tx);
+        drop(_b_tx);
+        assert_eq!(task.await.unwrap(), 0);
+    }
+}
+
+/// The timer follows the newest deadline: messages that keep arriving on
+/// both topics keep it from acting.
+#[tokio::test(start_paused = true)]
+async fn stall_timer_is_reset_by_live_topics() {
+    let (a_tx, a) = channel::<Timestamp>();
+    let (b_tx, b) = channel::<Timestamp>();
+    let stall = StallConfig {
+        timeout: TimeDelta::from_millis(30),
+        action: StallAction::Report,
+    };
+    let mut sets = approximate_time((a, b), ApproximateConfig::new(2).stall(stall)).unwrap();
+    let status = sets.status_watch();
+    let task = tokio::spawn(async move { (&mut sets).count().await });
+    for k in 0..50 {
+        a_tx.send(ms(20 * k)).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        b_tx.send(ms(20 * k + 10)).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let st = status.borrow().clone();
+    assert_eq!(st.dropped.stalled, 0, "{st:?}");
+    assert_eq!(st.sets, 49);
+    drop((a_tx, b_tx));
+    assert_eq!(task.await.unwrap(), 49);
 }

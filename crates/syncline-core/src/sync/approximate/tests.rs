@@ -307,6 +307,41 @@ fn stall_partial_emits_sets_without_the_silent_topic() {
     assert!(sync.status().partial_sets >= 3);
 }
 
+/// Regression: a topic that overflowed once, and is then the only active
+/// topic (the other stalled, partial mode), used to lose every later
+/// message as `skipped` (its overflow flag was never cleared).
+#[test]
+fn stall_partial_after_an_overflow_on_the_only_active_topic_still_forms_sets() {
+    let stall = StallConfig {
+        timeout: TimeDelta::from_nanos(100),
+        action: StallAction::Partial,
+    };
+    let run = |queue: usize| {
+        let config = two().queue_size(queue).stall(stall).report_drops(true);
+        let mut sync = ApproximateTime::new(config).unwrap();
+        let (mut sets, mut drops) = (Vec::new(), Vec::new());
+        for (id, t) in [0i64, 10, 200, 210, 220].into_iter().enumerate() {
+            sync.push(0, Timestamp::from_nanos(t), id).unwrap();
+            while let Some(out) = sync.poll() {
+                match out {
+                    Output::Set(set) => sets.push(set.get(0).map(|m| m.value)),
+                    Output::Dropped(d) => drops.push((d.message.value, d.reason)),
+                }
+            }
+        }
+        (sets, drops)
+    };
+    // Queue 1: the message at 0 makes room for the one at 10 (overflow);
+    // every other message is a (partial) set.
+    let (sets, drops) = run(1);
+    assert_eq!(sets, vec![Some(1), Some(2), Some(3), Some(4)]);
+    assert_eq!(drops, vec![(0, DropReason::Overflow)]);
+    // Queue 10: nothing overflows, all five are sets.
+    let (sets, drops) = run(10);
+    assert_eq!(sets.len(), 5);
+    assert!(drops.is_empty());
+}
+
 #[test]
 fn stall_report_drops_old_messages() {
     let stall = StallConfig {
@@ -326,7 +361,13 @@ fn stall_report_drops_old_messages() {
     // At clock 50, messages older than 25 ns (0, 10, 20) are gone.
     assert_eq!(stalled, vec![0, 1, 2]);
     assert_eq!(sync.status().stalled_topics, vec![1]);
-    assert_eq!(sync.poll_timeout(), Some(Timestamp::from_nanos(26)));
+    // The next drop: message 3 (stamp 30) once the clock passes 55.
+    assert_eq!(sync.poll_timeout(), Some(Timestamp::from_nanos(56)));
+    sync.handle_timeout(Timestamp::from_nanos(55));
+    assert!(sync.poll_drop().is_none());
+    sync.handle_timeout(Timestamp::from_nanos(56));
+    assert_eq!(sync.poll_drop().map(|d| d.message.value), Some(3));
+    assert_eq!(sync.poll_timeout(), Some(Timestamp::from_nanos(66)));
     sync.handle_timeout(Timestamp::from_nanos(1000));
     assert_eq!(sync.status().dropped.stalled, 6);
 }
