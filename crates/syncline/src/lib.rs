@@ -19,6 +19,7 @@
 pub mod aligner;
 pub mod clock;
 pub mod interpolated;
+pub mod source;
 pub mod sync;
 pub mod timer;
 pub mod timestamped;
@@ -30,6 +31,8 @@ pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
 pub mod prelude {
     pub use crate::aligner::AlignedExt;
     pub use crate::clock::{Clock, SimClock, SystemClock, TokioClock};
+    pub use crate::source::{Arrived, Source, source};
     pub use crate::timestamped::SensorStreamExt;
+    pub use syncline_core::estimator::{Estimator, EstimatorConfig};
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 }
