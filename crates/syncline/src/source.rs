@@ -235,12 +235,12 @@ pub struct SourceStream<T> {
 impl<T> std::fmt::Debug for SourceStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SourceStream")
-            .field("overflow", &self.overflow())
+            .field("overflow", &self.shared.lock().overflow)
             .finish()
     }
 }
 
-impl<T> SourceStream<T> {
+impl<T: Send + 'static> SourceStream<T> {
     /// Samples dropped so far because the queue was full.
     pub fn overflow(&self) -> u64 {
         self.shared.lock().overflow
@@ -251,6 +251,14 @@ impl<T> SourceStream<T> {
         self.shared.lock().sent
     }
 
+    /// A handle to this source's counters that stays valid after the
+    /// stream is moved into a pipeline.
+    pub fn stats(&self) -> SourceStats {
+        SourceStats {
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Stamps every sample with its estimated acquisition time, from the
     /// arrival time taken at hand-over (same as
     /// [`SensorStreamExt::timestamped_arrived`](crate::timestamped::SensorStreamExt::timestamped_arrived)).
@@ -259,6 +267,46 @@ impl<T> SourceStream<T> {
         estimator: Estimator,
     ) -> Timestamped<Self, SystemClock, NoIndex, NoReferences, ItemArrival> {
         Timestamped::new(self, estimator).with_item_arrival()
+    }
+}
+
+/// The counters of a source (from [`SourceStream::stats`]).
+pub struct SourceStats {
+    shared: Arc<dyn Counters>,
+}
+
+trait Counters: Send + Sync {
+    fn overflow(&self) -> u64;
+    fn sent(&self) -> u64;
+}
+
+impl<T: Send> Counters for Shared<T> {
+    fn overflow(&self) -> u64 {
+        self.lock().overflow
+    }
+    fn sent(&self) -> u64 {
+        self.lock().sent
+    }
+}
+
+impl std::fmt::Debug for SourceStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceStats")
+            .field("sent", &self.sent())
+            .field("overflow", &self.overflow())
+            .finish()
+    }
+}
+
+impl SourceStats {
+    /// Samples dropped because the queue was full.
+    pub fn overflow(&self) -> u64 {
+        self.shared.overflow()
+    }
+
+    /// Samples handed over.
+    pub fn sent(&self) -> u64 {
+        self.shared.sent()
     }
 }
 
