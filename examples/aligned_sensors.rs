@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use syncline::aligner::{AlignerConfig, OneOf3, StreamConfig};
-use syncline::core::estimator::EstimatorConfig;
+use syncline::core::estimator::{Estimator, EstimatorConfig};
 use syncline::prelude::*;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -54,8 +54,7 @@ fn stamped<T: Send + 'static>(
     let config = EstimatorConfig::new(TimeDelta::from_secs(1))
         .with_period(period)
         .with_min_latency(min_latency);
-    raw.timestamped(config)
-        .expect("valid estimator configuration")
+    raw.timestamped(Estimator::new(config).expect("valid estimator configuration"))
         .with_clock(clock)
 }
 // ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use syncline::core::estimator::EstimatorConfig;
+use syncline::core::estimator::{Estimator, EstimatorConfig};
 use syncline::prelude::*;
 
 const PERIOD_US: u64 = 5_000;
@@ -101,8 +101,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let clock = TokioClock::starting_at(Timestamp::from_nanos(ORIGIN_NS));
         let config = EstimatorConfig::new(TimeDelta::from_secs(5))
             .with_period(TimeDelta::from_micros(PERIOD_US as i64));
-        let stamped = imu_driver().timestamped(config)?.with_clock(clock);
-        let status = stamped.status();
+        let stamped = imu_driver()
+            .timestamped(Estimator::new(config)?)
+            .with_clock(clock);
+        let status = stamped.status_watch();
 
         let mut raw = Vec::new();
         let mut estimated = Vec::new();

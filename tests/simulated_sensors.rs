@@ -19,7 +19,7 @@ use std::task::{Context, Poll};
 use futures::{Stream, StreamExt};
 use syncline::aligner::{AlignedExt, AlignedStatus, AlignerConfig, OneOf2, StreamConfig};
 use syncline::clock::{Clock, SystemClock};
-use syncline::core::estimator::EstimatorConfig;
+use syncline::core::estimator::{Estimator, EstimatorConfig};
 use syncline::core::timer::CoordinatorConfig;
 use syncline::prelude::*;
 use syncline::timer::{PeriodicTimer, SimClock, TimerConfig, TimingCoordinator, in_process_bus};
@@ -142,19 +142,20 @@ fn run_once() -> Run {
     let imu_link = sensor(&timers[0], 1, (1, 8));
     let gnss_link = sensor(&timers[1], 2, (20, 60));
 
-    let estimator = |min_latency_ms| EstimatorConfig {
-        min_latency: TimeDelta::from_millis(min_latency_ms),
-        ..EstimatorConfig::new(TimeDelta::from_secs(1))
+    let estimator = |min_latency_ms| {
+        Estimator::new(EstimatorConfig {
+            min_latency: TimeDelta::from_millis(min_latency_ms),
+            ..EstimatorConfig::new(TimeDelta::from_secs(1))
+        })
+        .expect("valid estimator configuration")
     };
     let imu = delivered(imu_link, clock.clone())
         .timestamped(estimator(1))
-        .unwrap()
         .with_clock(clock.clone());
     let gnss = delivered(gnss_link, clock.clone())
         .timestamped(estimator(20))
-        .unwrap()
         .with_clock(clock.clone());
-    let (imu_status, gnss_status) = (imu.status(), gnss.status());
+    let (imu_status, gnss_status) = (imu.status_watch(), gnss.status_watch());
     let mut aligned = (imu, gnss)
         .aligned_live(
             AlignerConfig {

@@ -67,6 +67,15 @@ pub trait Clock: Send + Sync + 'static {
     /// A future that completes once this clock reads `deadline` or later.
     /// A deadline in the past completes at once.
     fn sleep_until(&self, deadline: Timestamp) -> ClockSleep;
+
+    /// The tokio instant at which this clock will read `deadline`, for
+    /// clocks that run at tokio's pace (then a [`ClockTimer`] resets one
+    /// `tokio::time::Sleep` instead of creating a future per deadline);
+    /// `None` (the default) for clocks that do not, such as simulated time.
+    fn tokio_instant(&self, deadline: Timestamp) -> Option<tokio::time::Instant> {
+        let _ = deadline;
+        None
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
@@ -76,6 +85,9 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     fn sleep_until(&self, deadline: Timestamp) -> ClockSleep {
         (**self).sleep_until(deadline)
     }
+    fn tokio_instant(&self, deadline: Timestamp) -> Option<tokio::time::Instant> {
+        (**self).tokio_instant(deadline)
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Box<C> {
@@ -84,6 +96,90 @@ impl<C: Clock + ?Sized> Clock for Box<C> {
     }
     fn sleep_until(&self, deadline: Timestamp) -> ClockSleep {
         (**self).sleep_until(deadline)
+    }
+    fn tokio_instant(&self, deadline: Timestamp) -> Option<tokio::time::Instant> {
+        (**self).tokio_instant(deadline)
+    }
+}
+
+/// One resettable timer on a [`Clock`] (quinn's pattern): a driver keeps
+/// one `ClockTimer` and polls it with its current deadline; on a tokio-paced
+/// clock one `tokio::time::Sleep` is reset when the deadline moves (no
+/// allocation), on other clocks a new [`Clock::sleep_until`] future is made
+/// only when the deadline moves.
+pub struct ClockTimer {
+    clock: Arc<dyn Clock>,
+    armed: Option<Timestamp>,
+    tokio: Option<Pin<Box<tokio::time::Sleep>>>,
+    other: Option<ClockSleep>,
+}
+
+impl std::fmt::Debug for ClockTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClockTimer")
+            .field("armed", &self.armed)
+            .finish()
+    }
+}
+
+impl ClockTimer {
+    /// A disarmed timer on `clock`.
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        ClockTimer {
+            clock,
+            armed: None,
+            tokio: None,
+            other: None,
+        }
+    }
+
+    /// The clock it runs on.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Disarms the timer (nothing will wake the task for it).
+    pub fn disarm(&mut self) {
+        self.armed = None;
+        self.other = None;
+    }
+
+    /// Polls the timer for `deadline` (re-arming it if the deadline moved):
+    /// `Ready` once the clock reads `deadline` or later, else the task is
+    /// woken then. The clock is read first, so an elapsed deadline is
+    /// `Ready` even when tokio's cooperative budget would delay the sleep.
+    pub fn poll_at(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        deadline: Timestamp,
+    ) -> std::task::Poll<()> {
+        use std::task::Poll;
+        if self.clock.now() >= deadline {
+            self.disarm();
+            return Poll::Ready(());
+        }
+        if self.armed != Some(deadline) {
+            self.armed = Some(deadline);
+            self.other = None;
+            match self.clock.tokio_instant(deadline) {
+                Some(at) => match self.tokio.as_mut() {
+                    Some(sleep) => sleep.as_mut().reset(at),
+                    None => self.tokio = Some(Box::pin(tokio::time::sleep_until(at))),
+                },
+                None => self.other = Some(self.clock.sleep_until(deadline)),
+            }
+        }
+        let fired = match (self.other.as_mut(), self.tokio.as_mut()) {
+            (Some(sleep), _) => sleep.as_mut().poll(cx).is_ready(),
+            (None, Some(sleep)) => sleep.as_mut().poll(cx).is_ready(),
+            (None, None) => false,
+        };
+        if fired {
+            self.disarm();
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 
@@ -108,6 +204,12 @@ impl Clock for SystemClock {
     fn sleep_until(&self, deadline: Timestamp) -> ClockSleep {
         let wait = deadline.nanos_since_wide(system_now());
         Box::pin(sleep_nanos(wait))
+    }
+
+    fn tokio_instant(&self, deadline: Timestamp) -> Option<tokio::time::Instant> {
+        let wait = deadline.nanos_since_wide(system_now()).max(0);
+        let wait = u64::try_from(wait).ok()?;
+        tokio::time::Instant::now().checked_add(std::time::Duration::from_nanos(wait))
     }
 }
 
@@ -186,6 +288,10 @@ impl Clock for TokioClock {
             None => Box::pin(std::future::pending()),
         }
     }
+
+    fn tokio_instant(&self, deadline: Timestamp) -> Option<tokio::time::Instant> {
+        self.instant_at(deadline)
+    }
 }
 
 #[cfg(test)]
@@ -221,6 +327,29 @@ mod tests {
             .sleep_until(t.saturating_add(TimeDelta::from_secs(1)))
             .await;
         assert_eq!(clock.now(), Timestamp::from_nanos(1_000_000_000));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resettable_timer_follows_its_deadline() {
+        let clock = TokioClock::starting_at(Timestamp::EPOCH);
+        let mut timer = ClockTimer::new(Arc::new(clock));
+        let at = |ms: i64| Timestamp::from_nanos(ms * 1_000_000);
+        // Armed at 50 ms, moved to 20 ms: fires at 20 ms.
+        let first = std::future::poll_fn(|cx| {
+            let _ = timer.poll_at(cx, at(50));
+            timer.poll_at(cx, at(20))
+        });
+        // (Tokio's timer has millisecond ticks: up to one tick late.)
+        let tick = TimeDelta::from_millis(1);
+        first.await;
+        let t = clock.now();
+        assert!(t >= at(20) && t <= at(20).saturating_add(tick), "{t}");
+        std::future::poll_fn(|cx| timer.poll_at(cx, at(35))).await;
+        let t = clock.now();
+        assert!(t >= at(35) && t <= at(35).saturating_add(tick), "{t}");
+        // An elapsed deadline is ready at once.
+        std::future::poll_fn(|cx| timer.poll_at(cx, at(1))).await;
+        assert_eq!(clock.now(), t);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 pub mod aligner;
 pub mod clock;
 pub mod interpolated;
+pub mod source;
 pub mod sync;
 pub mod timer;
 pub mod timestamped;
@@ -33,8 +34,9 @@ pub mod prelude {
     pub use crate::aligner::AlignedExt;
     pub use crate::clock::{Clock, SimClock, SystemClock, TokioClock};
     pub use crate::interpolated::InterpolateExt;
+    pub use crate::source::{Arrived, Source, source};
     pub use crate::sync::SynchronizeExt;
     pub use crate::timestamped::SensorStreamExt;
-    pub use syncline_core::estimator::EstimatorConfig;
+    pub use syncline_core::estimator::{Estimator, EstimatorConfig};
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 }

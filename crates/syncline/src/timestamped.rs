@@ -1,18 +1,30 @@
 //! `.timestamped()`: stamp every item of a sensor stream with its estimated
 //! acquisition time, on arrival, with zero added latency.
 //!
-//! The adapter reads its [`Clock`] when an item arrives, feeds that arrival
-//! time to the sans-IO [`Estimator`] and yields [`Stamped`] items. Optional:
-//! a device counter extracted from each item ([`Timestamped::with_index`]),
-//! and a stream of hardware reference pulses
-//! ([`Timestamped::with_references`]). The estimator's status is published
-//! on a [`tokio::sync::watch`] channel after every item
-//! ([`Timestamped::status`]) and logged with `tracing`.
+//! The adapter takes each item's arrival time, feeds it to the sans-IO
+//! [`Estimator`] and yields [`Stamped`] items. The arrival time is:
+//!
+//! * for [`SensorStreamExt::timestamped`], its [`Clock`]'s reading when the
+//!   item is polled: right for a stream that is polled as soon as an item
+//!   is ready (a driver task feeding the pipeline directly);
+//! * for [`SensorStreamExt::timestamped_arrived`] (and
+//!   [`SourceStream::timestamped`](crate::source::SourceStream::timestamped)),
+//!   the arrival carried by each [`Arrived`] item: taken when the driver
+//!   handed the sample over ([`crate::source`]) or by the kernel, so a busy
+//!   pipeline never delays it. Prefer this in a live robot.
+//!
+//! The adapter cannot fail: its [`Estimator`] was validated when it was
+//! built (`Estimator::new(config)?`). Optional: a device counter extracted
+//! from each item ([`Timestamped::with_index`]), and a stream of hardware
+//! reference pulses ([`Timestamped::with_references`]). The estimator's
+//! status is a value ([`Timestamped::status`]), also published on a
+//! [`tokio::sync::watch`] channel after every item
+//! ([`Timestamped::status_watch`]) and logged with `tracing`.
 //!
 //! ```
 //! use futures::StreamExt;
 //! use syncline::prelude::*;
-//! use syncline::core::estimator::EstimatorConfig;
+//! use syncline::core::estimator::{Estimator, EstimatorConfig};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() {
@@ -22,9 +34,9 @@
 //!     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
 //!     (k < 100).then_some((k, k + 1))
 //! });
-//! let config = EstimatorConfig::new(TimeDelta::from_secs(5));
-//! let stamped = imu.timestamped(config).unwrap().with_clock(clock);
-//! let status = stamped.status();
+//! let estimator = Estimator::new(EstimatorConfig::new(TimeDelta::from_secs(5))).unwrap();
+//! let stamped = imu.timestamped(estimator).with_clock(clock);
+//! let status = stamped.status_watch();
 //! let out: Vec<Stamped<u32>> = stamped.collect().await;
 //! assert_eq!(out.len(), 100);
 //! assert_eq!(status.borrow().samples, 100);
@@ -36,10 +48,11 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 use pin_project_lite::pin_project;
-use syncline_core::estimator::{Estimator, EstimatorConfig, EstimatorError, EstimatorStatus};
+use syncline_core::estimator::{Estimator, EstimatorStatus};
 use tokio::sync::watch;
 
 use crate::clock::{Clock, SystemClock};
+pub use crate::source::Arrived;
 use crate::{Stamped, Timestamp};
 
 /// How often (in samples) the status is logged at `debug` level.
@@ -75,10 +88,41 @@ impl<T, F: FnMut(&T) -> u64> IndexOf<T> for IndexFn<F> {
 /// No reference pulses.
 pub type NoReferences = futures::stream::Empty<Timestamp>;
 
+/// Where an item's arrival time comes from, and what value is stamped.
+pub trait ArrivalOf<T> {
+    /// The value the stamped items carry.
+    type Value;
+    /// The item's arrival time and its value (`clock` is read only when the
+    /// item carries no arrival of its own).
+    fn split<C: Clock>(&mut self, item: T, clock: &C) -> (Timestamp, Self::Value);
+}
+
+/// The arrival is the clock's reading when the item is polled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadClock;
+
+impl<T> ArrivalOf<T> for ReadClock {
+    type Value = T;
+    fn split<C: Clock>(&mut self, item: T, clock: &C) -> (Timestamp, T) {
+        (clock.now(), item)
+    }
+}
+
+/// The arrival is carried by the item ([`Arrived`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ItemArrival;
+
+impl<T> ArrivalOf<Arrived<T>> for ItemArrival {
+    type Value = T;
+    fn split<C: Clock>(&mut self, item: Arrived<T>, _: &C) -> (Timestamp, T) {
+        (item.arrival, item.value)
+    }
+}
+
 pin_project! {
     /// The stream returned by [`SensorStreamExt::timestamped`].
     #[must_use = "streams do nothing unless polled"]
-    pub struct Timestamped<S, C = SystemClock, I = NoIndex, R = NoReferences> {
+    pub struct Timestamped<S, C = SystemClock, I = NoIndex, R = NoReferences, A = ReadClock> {
         #[pin]
         stream: S,
         #[pin]
@@ -86,37 +130,55 @@ pin_project! {
         references_done: bool,
         clock: C,
         index: I,
+        arrival: A,
         estimator: Estimator,
         status: watch::Sender<EstimatorStatus>,
     }
 }
 
-impl<S: Stream> Timestamped<S> {
-    fn new(stream: S, config: EstimatorConfig) -> Result<Self, EstimatorError> {
-        let estimator = Estimator::new(config)?;
+impl<S> Timestamped<S> {
+    pub(crate) fn new(stream: S, estimator: Estimator) -> Self {
         let (status, _) = watch::channel(estimator.status());
-        Ok(Timestamped {
+        Timestamped {
             stream,
             references: futures::stream::empty(),
             references_done: false,
             clock: SystemClock,
             index: NoIndex,
+            arrival: ReadClock,
             estimator,
             status,
-        })
+        }
+    }
+
+    /// Takes each item's arrival from the item itself ([`Arrived`]).
+    pub(crate) fn with_item_arrival(
+        self,
+    ) -> Timestamped<S, SystemClock, NoIndex, NoReferences, ItemArrival> {
+        Timestamped {
+            stream: self.stream,
+            references: self.references,
+            references_done: self.references_done,
+            clock: self.clock,
+            index: self.index,
+            arrival: ItemArrival,
+            estimator: self.estimator,
+            status: self.status,
+        }
     }
 }
 
-impl<S, C, I, R> Timestamped<S, C, I, R> {
+impl<S, C, I, R, A> Timestamped<S, C, I, R, A> {
     /// Stamps arrivals with `clock` instead (e.g. [`crate::clock::TokioClock`]
     /// under paused time in tests, or a simulated clock).
-    pub fn with_clock<C2: Clock>(self, clock: C2) -> Timestamped<S, C2, I, R> {
+    pub fn with_clock<C2: Clock>(self, clock: C2) -> Timestamped<S, C2, I, R, A> {
         Timestamped {
             stream: self.stream,
             references: self.references,
             references_done: self.references_done,
             clock,
             index: self.index,
+            arrival: self.arrival,
             estimator: self.estimator,
             status: self.status,
         }
@@ -124,10 +186,11 @@ impl<S, C, I, R> Timestamped<S, C, I, R> {
 
     /// Reads the device's sample counter from each item (counter gaps are
     /// losses; wrap-around per the configured counter width).
-    pub fn with_index<F>(self, index: F) -> Timestamped<S, C, IndexFn<F>, R>
+    pub fn with_index<F>(self, index: F) -> Timestamped<S, C, IndexFn<F>, R, A>
     where
         S: Stream,
-        F: FnMut(&S::Item) -> u64,
+        A: ArrivalOf<S::Item>,
+        F: FnMut(&A::Value) -> u64,
     {
         Timestamped {
             stream: self.stream,
@@ -135,6 +198,7 @@ impl<S, C, I, R> Timestamped<S, C, I, R> {
             references_done: self.references_done,
             clock: self.clock,
             index: IndexFn(index),
+            arrival: self.arrival,
             estimator: self.estimator,
             status: self.status,
         }
@@ -144,7 +208,7 @@ impl<S, C, I, R> Timestamped<S, C, I, R> {
     /// from `references`; they lock the estimates to the pulses. The
     /// references are read whenever the adapter is polled; the adapter ends
     /// when the sensor stream ends.
-    pub fn with_references<R2>(self, references: R2) -> Timestamped<S, C, I, R2>
+    pub fn with_references<R2>(self, references: R2) -> Timestamped<S, C, I, R2, A>
     where
         R2: Stream<Item = Timestamp>,
     {
@@ -154,13 +218,19 @@ impl<S, C, I, R> Timestamped<S, C, I, R> {
             references_done: false,
             clock: self.clock,
             index: self.index,
+            arrival: self.arrival,
             estimator: self.estimator,
             status: self.status,
         }
     }
 
+    /// The estimator's status now.
+    pub fn status(&self) -> EstimatorStatus {
+        self.estimator.status()
+    }
+
     /// A receiver of the estimator's status, updated after every item.
-    pub fn status(&self) -> watch::Receiver<EstimatorStatus> {
+    pub fn status_watch(&self) -> watch::Receiver<EstimatorStatus> {
         self.status.subscribe()
     }
 
@@ -170,14 +240,15 @@ impl<S, C, I, R> Timestamped<S, C, I, R> {
     }
 }
 
-impl<S, C, I, R> Stream for Timestamped<S, C, I, R>
+impl<S, C, I, R, A> Stream for Timestamped<S, C, I, R, A>
 where
     S: Stream,
     C: Clock,
-    I: IndexOf<S::Item>,
+    A: ArrivalOf<S::Item>,
+    I: IndexOf<A::Value>,
     R: Stream<Item = Timestamp>,
 {
-    type Item = Stamped<S::Item>;
+    type Item = Stamped<A::Value>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
@@ -198,7 +269,7 @@ where
             }
             Poll::Pending => return Poll::Pending,
         };
-        let now = this.clock.now();
+        let (now, item) = this.arrival.split(item, &*this.clock);
         let result = match this.index.index_of(&item) {
             Some(i) => this.estimator.update_with_index(now, i),
             None => this.estimator.update(now),
@@ -227,11 +298,25 @@ where
 
 /// Sensor-stream adapters, for every [`Stream`].
 pub trait SensorStreamExt: Stream + Sized {
-    /// Stamps every item with its estimated acquisition time (system clock
-    /// by default; see [`Timestamped::with_clock`], [`Timestamped::with_index`],
-    /// [`Timestamped::with_references`]). Fails on an invalid configuration.
-    fn timestamped(self, config: EstimatorConfig) -> Result<Timestamped<Self>, EstimatorError> {
-        Timestamped::new(self, config)
+    /// Stamps every item with its estimated acquisition time, the arrival
+    /// being the clock's reading when the item is polled (system clock by
+    /// default; see [`Timestamped::with_clock`], [`Timestamped::with_index`],
+    /// [`Timestamped::with_references`]).
+    fn timestamped(self, estimator: Estimator) -> Timestamped<Self> {
+        Timestamped::new(self, estimator)
+    }
+
+    /// Stamps every [`Arrived`] item with its estimated acquisition time,
+    /// from the arrival the item carries (taken at hand-over, see
+    /// [`crate::source`]); yields the items' values.
+    fn timestamped_arrived<T>(
+        self,
+        estimator: Estimator,
+    ) -> Timestamped<Self, SystemClock, NoIndex, NoReferences, ItemArrival>
+    where
+        Self: Stream<Item = Arrived<T>>,
+    {
+        Timestamped::new(self, estimator).with_item_arrival()
     }
 }
 
@@ -243,6 +328,7 @@ mod tests {
 
     use futures::StreamExt;
     use syncline_core::TimeDelta;
+    use syncline_core::estimator::EstimatorConfig;
 
     use super::*;
     use crate::clock::TokioClock;
@@ -279,6 +365,10 @@ mod tests {
         EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_millis(10))
     }
 
+    fn estimator(config: EstimatorConfig) -> Estimator {
+        Estimator::new(config).unwrap()
+    }
+
     fn truth(k: u64) -> i64 {
         T0 + k as i64 * 10_000_000
     }
@@ -289,8 +379,7 @@ mod tests {
         // 1 ms latency plus exponential jitter.
         let s = sensor(500, |k| 1000 + exp_delay(k, 300.0), &[]);
         let out: Vec<_> = s
-            .timestamped(config())
-            .unwrap()
+            .timestamped(estimator(config()))
             .with_clock(clock)
             .collect()
             .await;
@@ -305,10 +394,9 @@ mod tests {
     async fn status_is_observable_while_running() {
         let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
         let s = sensor(50, |_| 500, &[])
-            .timestamped(config())
-            .unwrap()
+            .timestamped(estimator(config()))
             .with_clock(clock);
-        let mut rx = s.status();
+        let mut rx = s.status_watch();
         assert_eq!(rx.borrow().samples, 0);
         let mut s = Box::pin(s);
         for k in 1..=10u64 {
@@ -323,11 +411,10 @@ mod tests {
         static LOST: [u64; 3] = [100, 200, 201];
         let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
         let s = sensor(400, |_| 800, &LOST)
-            .timestamped(config().with_counter_bits(8))
-            .unwrap()
+            .timestamped(estimator(config().with_counter_bits(8)))
             .with_clock(clock)
             .with_index(|k: &u64| k % 256);
-        let rx = s.status();
+        let rx = s.status_watch();
         let out: Vec<_> = s.collect().await;
         assert_eq!(out.len(), 397);
         assert_eq!(rx.borrow().losses_from_index, 3);
@@ -343,11 +430,10 @@ mod tests {
         let (tx, refs) = futures::channel::mpsc::unbounded();
         let s = sensor(300, |k| 3000 + exp_delay(k, 2000.0), &[])
             .inspect(move |k| tx.unbounded_send(Timestamp::from_nanos(truth(*k))).unwrap())
-            .timestamped(config())
-            .unwrap()
+            .timestamped(estimator(config()))
             .with_clock(clock)
             .with_references(refs);
-        let rx = s.status();
+        let rx = s.status_watch();
         let out: Vec<_> = s.collect().await;
         assert!(rx.borrow().references_used > 0);
         let last = out.last().unwrap();
@@ -356,12 +442,33 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn size_hint_is_the_inner_one() {
-        let s = futures::stream::iter(0..7).timestamped(config()).unwrap();
+        let s = futures::stream::iter(0..7).timestamped(estimator(config()));
         assert_eq!(s.size_hint(), (7, Some(7)));
-        assert!(
-            futures::stream::iter(0..1)
-                .timestamped(EstimatorConfig::new(TimeDelta::ZERO))
-                .is_err()
-        );
+        assert_eq!(s.status().samples, 0);
+    }
+
+    /// The pipeline reads every item half a second after it was handed
+    /// over; the arrivals carried by the items still stamp them right.
+    #[tokio::test(start_paused = true)]
+    async fn carried_arrivals_ignore_a_busy_pipeline() {
+        let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
+        let (tx, rx) = crate::source::source::<u64>(clock, 1024);
+        tokio::time::advance(Duration::from_millis(1)).await;
+        for k in 0..300u64 {
+            tx.send(k).unwrap();
+            tokio::time::advance(Duration::from_millis(10)).await;
+        }
+        drop(tx);
+        tokio::time::advance(Duration::from_millis(500)).await;
+        let out: Vec<_> = rx
+            .timestamped(estimator(config()))
+            .with_clock(clock)
+            .collect()
+            .await;
+        assert_eq!(out.len(), 300);
+        for st in &out {
+            let err = st.stamp.as_nanos() - truth(st.value) - 1_000_000;
+            assert!(err.abs() < 1_000, "item {}: error {err} ns", st.value);
+        }
     }
 }

@@ -8,14 +8,20 @@ use syncline_core::Timestamp;
 use syncline_core::aligner::{Aligner, DropReason, Push, StreamId};
 use tokio::sync::{mpsc, watch};
 
+use super::consumer::{ConsumerCtl, DropKind, DropReport, Reports};
 use super::control::{AlignerControl, Command};
 use super::lane::Lane;
 use super::{AlignedStatus, LaneStatus};
-use crate::clock::{Clock, ClockSleep};
+use crate::clock::{Clock, ClockTimer};
 
 /// Publish the status every this many pushes and releases (and whenever the driver
 /// becomes idle after a change, and at the end).
 const STATUS_EVERY: u32 = 1024;
+
+/// The yield budget: at most this many samples taken in per poll of the
+/// driver; then it wakes itself and returns `Pending`, so an input that is
+/// always ready never starves the other tasks of its thread.
+pub(super) const BUDGET: u32 = 1024;
 
 pub(super) struct Engine<O> {
     pub(super) core: Aligner<()>,
@@ -26,7 +32,7 @@ pub(super) struct Engine<O> {
     open: usize,
     next_lane: usize,
     clock: Option<Arc<dyn Clock>>,
-    timer: Option<(Timestamp, ClockSleep)>,
+    timer: Option<ClockTimer>,
     /// A polled sample not yet pushed: `(lane, stamp, arrival)`. It waits
     /// while releases made due by its arrival time go out first.
     stash: Option<(usize, Timestamp, Option<Timestamp>)>,
@@ -35,6 +41,13 @@ pub(super) struct Engine<O> {
     control_rx: mpsc::UnboundedReceiver<Command>,
     status_tx: watch::Sender<AlignedStatus>,
     since_status: u32,
+    /// Samples that may still be taken in during this poll.
+    budget: u32,
+    /// The consumers (router only).
+    pub(super) consumers: Vec<Arc<dyn ConsumerCtl>>,
+    /// Where drops are reported (router only).
+    pub(super) reports: Option<Arc<Reports>>,
+    stream_names: Vec<Arc<str>>,
 }
 
 impl<O> Engine<O> {
@@ -53,9 +66,15 @@ impl<O> Engine<O> {
                 consumer_gone: false,
             })
             .collect();
+        let stream_names = lane_status
+            .iter()
+            .map(|l| Arc::from(l.name.as_str()))
+            .collect();
         let (status_tx, _) = watch::channel(AlignedStatus {
             aligner: core.status(),
             lanes: lane_status.clone(),
+            consumers: Vec::new(),
+            reports_lost: 0,
             finished: false,
         });
         let n = lanes.len();
@@ -70,12 +89,16 @@ impl<O> Engine<O> {
             ended: vec![false; n],
             open: n,
             next_lane: 0,
+            timer: clock.clone().map(ClockTimer::new),
             clock,
-            timer: None,
             stash: None,
             finished: false,
             status_tx,
             since_status: 0,
+            budget: BUDGET,
+            consumers: Vec::new(),
+            reports: None,
+            stream_names,
         }
     }
 
@@ -83,7 +106,34 @@ impl<O> Engine<O> {
         AlignedStatus {
             aligner: self.core.status(),
             lanes: self.lane_status.clone(),
+            consumers: self.consumers.iter().map(|c| c.status()).collect(),
+            reports_lost: self.reports.as_ref().map_or(0, |r| r.lost()),
             finished: self.finished,
+        }
+    }
+
+    /// A new poll of the driver: a fresh yield budget.
+    pub(super) fn begin_poll(&mut self) {
+        self.budget = BUDGET;
+    }
+
+    /// The clock, in live mode.
+    pub(super) fn clock(&self) -> Option<&Arc<dyn Clock>> {
+        self.clock.as_ref()
+    }
+
+    fn report(&self, lane: usize, stamp: Timestamp, reason: DropKind) {
+        if let Some(r) = &self.reports {
+            r.send(|| DropReport {
+                stream: self
+                    .stream_names
+                    .get(lane)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::from("?")),
+                consumer: None,
+                stamp,
+                reason,
+            });
         }
     }
 
@@ -174,17 +224,27 @@ impl<O> Engine<O> {
                 l.evict();
                 l.accept();
                 tracing::warn!(stream = self.name(lane), stamp = %old.stamp, "aligner: queue full, oldest sample dropped (overflow)");
+                self.report(lane, old.stamp, DropKind::AlignerOverflow);
             }
             Push::Dropped(reason, _) => {
                 l.discard();
-                let why = match reason {
-                    DropReason::Late => "older than the last released sample (late)",
-                    DropReason::Backward => "older than its stream's previous sample (backward)",
-                    DropReason::UnknownStream => "unknown stream",
+                let (why, kind) = match reason {
+                    DropReason::Late => {
+                        ("older than the last released sample (late)", DropKind::Late)
+                    }
+                    DropReason::Backward => (
+                        "older than its stream's previous sample (backward)",
+                        DropKind::Backward,
+                    ),
+                    DropReason::UnknownStream => ("unknown stream", DropKind::Late),
                 };
                 tracing::warn!(stream = self.name(lane), stamp = %stamp, "aligner: sample dropped: {why}");
+                if reason != DropReason::UnknownStream {
+                    self.report(lane, stamp, kind);
+                }
             }
         }
+        self.budget = self.budget.saturating_sub(1);
         self.since_status += 1;
         if self.since_status >= STATUS_EVERY {
             self.publish();
@@ -231,35 +291,56 @@ impl<O> Engine<O> {
         Poll::Ready(false)
     }
 
-    /// Live mode: arms the one timer at the core's deadline (re-arming only
-    /// when the deadline moved) and handles it when due. `true` when time
-    /// was handed to the core.
+    /// Live mode: arms the one timer at the core's deadline (a resettable
+    /// sleep, re-armed only when the deadline moved) and handles it when
+    /// due. `true` when time was handed to the core.
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
-        let Some(clock) = self.clock.as_ref() else {
+        let (Some(clock), Some(timer)) = (self.clock.as_ref(), self.timer.as_mut()) else {
             return false;
         };
         let Some(deadline) = self.core.poll_timeout() else {
-            self.timer = None;
+            timer.disarm();
             return false;
         };
-        // Compare with the clock first: a sleep may report Pending for an
-        // elapsed deadline under tokio's cooperative budget.
-        let now = clock.now();
-        if deadline <= now {
-            self.core.handle_timeout(now);
-            return true;
-        }
-        if self.timer.as_ref().is_none_or(|(at, _)| *at != deadline) {
-            self.timer = Some((deadline, clock.sleep_until(deadline)));
-        }
-        if let Some((_, sleep)) = self.timer.as_mut()
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            self.timer = None;
+        if timer.poll_at(cx, deadline).is_ready() {
             self.core.handle_timeout(clock.now().max(deadline));
             return true;
         }
         false
+    }
+
+    /// Takes in inputs, control commands and timer events without
+    /// releasing anything (while a release waits for a consumer's room).
+    /// `true` when something happened; bounded by the yield budget.
+    pub(super) fn poll_intake(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut any = false;
+        loop {
+            if let Some((lane, stamp, arrival)) = self.stash.take() {
+                self.push(lane, stamp, arrival);
+                any = true;
+                continue;
+            }
+            if self.budget == 0 || self.finished || self.open == 0 {
+                return any;
+            }
+            if self.poll_control(cx) {
+                any = true;
+                continue;
+            }
+            if let Poll::Ready(true) = self.poll_inputs(cx) {
+                any = true;
+                continue;
+            }
+            // Hand the time to the core (the overdue samples go out once
+            // the wait is over); not an event: nothing more to take in.
+            self.poll_timer(cx);
+            return any;
+        }
+    }
+
+    /// Whether the yield budget of this poll is spent.
+    pub(super) fn budget_spent(&self) -> bool {
+        self.budget == 0
     }
 
     /// The next release: `(lane, stamp)`, `None` once every input ended and
@@ -279,6 +360,11 @@ impl<O> Engine<O> {
             }
             if self.finished {
                 return Poll::Ready(None);
+            }
+            if self.budget == 0 {
+                // Yield: let the other tasks of this thread run.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
             }
             if self.open == 0 {
                 self.core.finish();

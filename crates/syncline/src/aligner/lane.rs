@@ -42,6 +42,9 @@ pub(super) trait Lane<O>: Send {
     fn evict(&mut self);
     /// The stream was removed: drop the queued and pending values.
     fn clear(&mut self);
+    /// The core released this lane's oldest queued sample: move its value
+    /// aside (later evictions pop the queue, not it) until [`take`](Self::take).
+    fn stage(&mut self);
     /// Whether the consumer can take the next release now.
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
     /// The core released this lane's oldest queued sample, at `stamp`.
@@ -59,6 +62,7 @@ pub(super) trait Lane<O>: Send {
 pub(super) struct QueueLane<T, D> {
     input: Input<T>,
     pending: Option<T>,
+    staged: Option<T>,
     queue: VecDeque<T>,
     out: D,
 }
@@ -68,6 +72,7 @@ impl<T, D> QueueLane<T, D> {
         QueueLane {
             input,
             pending: None,
+            staged: None,
             // Bounded preallocation; the core bounds the length.
             queue: VecDeque::with_capacity(capacity.min(1 << 16)),
             out,
@@ -114,11 +119,19 @@ impl<T: Send, D: Deliver<T>> Lane<D::Out> for QueueLane<T, D> {
         self.pending = None;
         self.queue.clear();
     }
+    fn stage(&mut self) {
+        if self.staged.is_none() {
+            self.staged = self.queue.pop_front();
+        }
+    }
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready> {
         self.out.poll_ready(cx)
     }
     fn take(&mut self, stamp: Timestamp) -> Option<D::Out> {
-        let v = self.queue.pop_front()?;
+        let v = match self.staged.take() {
+            Some(v) => v,
+            None => self.queue.pop_front()?,
+        };
         self.out.deliver(Stamped::new(stamp, v))
     }
     fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -273,5 +286,37 @@ impl<T: Send + 'static> Deliver<T> for Channel<T> {
     }
     fn undelivered(&self) -> u64 {
         self.undelivered
+    }
+}
+
+/// One consumer's end of an input: pushes a released value into it.
+pub(super) type Route<T> = Box<dyn FnMut(Timestamp, T) + Send>;
+
+/// Releases go to every consumer routed from this input (cloned for all
+/// but the last).
+pub(super) struct Routes<T> {
+    pub(super) routes: Vec<Route<T>>,
+}
+
+impl<T: Clone + Send> Deliver<T> for Routes<T> {
+    type Out = ();
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Ready> {
+        Poll::Ready(Ready::Yes)
+    }
+    fn deliver(&mut self, sample: Stamped<T>) -> Option<()> {
+        let (stamp, value) = sample.into_parts();
+        if let Some((last, rest)) = self.routes.split_last_mut() {
+            for r in rest {
+                r(stamp, value.clone());
+            }
+            last(stamp, value);
+        }
+        Some(())
+    }
+    fn poll_flush(&mut self, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+    fn undelivered(&self) -> u64 {
+        0
     }
 }

@@ -57,9 +57,13 @@
 //! # }
 //! ```
 
+mod consumer;
 mod control;
 mod engine;
 mod lane;
+mod router;
+#[cfg(test)]
+mod router_tests;
 #[cfg(test)]
 mod tests;
 mod tuple;
@@ -80,9 +84,11 @@ pub use syncline_core::aligner::{
 use syncline_core::{Stamped, Timestamp};
 
 use crate::clock::Clock;
+pub use consumer::{Consumer, ConsumerStatus, DropKind, DropReport, QueuePolicy};
 pub use control::{AlignerControl, ControlError};
 use engine::Engine;
 use lane::{Channel, Lane, QueueLane, Wrap};
+pub use router::{ConsumerBuilder, InputId, Router, RouterBuilder};
 pub use tuple::{
     AlignInputs, AlignedExt, OneOf2, OneOf3, OneOf4, OneOf5, OneOf6, OneOf7, OneOf8, aligned,
     aligned_live,
@@ -98,6 +104,11 @@ pub struct AlignedStatus {
     pub aligner: AlignerStatus,
     /// Per input, in registration order: its name and delivery problems.
     pub lanes: Vec<LaneStatus>,
+    /// Per consumer of a [`Router`], in declaration order (empty for
+    /// [`Aligned`] and [`FanOut`]).
+    pub consumers: Vec<ConsumerStatus>,
+    /// Drop reports that found the report channel full (counted, not sent).
+    pub reports_lost: u64,
     /// Every input ended and everything was released.
     pub finished: bool,
 }
@@ -260,6 +271,7 @@ impl<E> Stream for Aligned<E> {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<E>> {
         let engine = &mut self.get_mut().engine;
+        engine.begin_poll();
         loop {
             match engine.poll_release(cx) {
                 Poll::Ready(Some((lane, stamp))) => {
@@ -373,6 +385,7 @@ impl Future for FanOut {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let engine = &mut this.engine;
+        engine.begin_poll();
         loop {
             if let Some((lane, stamp)) = this.in_flight {
                 if engine.poll_deliver(cx, lane, stamp).is_pending() {

@@ -1,0 +1,493 @@
+//! The router: the aligner's inputs delivered to declared consumers, each
+//! through one ordered queue with its own policy.
+
+use std::any::Any;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use syncline_core::{Stamped, Timestamp};
+use tokio::sync::{mpsc, watch};
+
+use super::consumer::{Consumer, ConsumerCtl, DropReport, QueuePolicy, Reports, Shared};
+use super::engine::Engine;
+use super::lane::{Input, Lane, QueueLane, Route, Routes};
+use super::{
+    AlignedStatus, AlignerConfig, AlignerControl, AlignerError, Parts, StreamConfig, StreamId,
+};
+use crate::clock::{Clock, ClockTimer};
+
+/// The handle of an input registered with [`RouterBuilder::input`]; it
+/// names the input's sample type, so routes are type-checked.
+#[derive(Debug)]
+pub struct InputId<T> {
+    index: usize,
+    id: StreamId,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for InputId<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for InputId<T> {}
+
+impl<T> InputId<T> {
+    /// The aligner's handle of this input (for [`AlignerControl`]).
+    pub fn stream_id(&self) -> StreamId {
+        self.id
+    }
+}
+
+/// An input whose lane is built when the router is (its routes are added
+/// by the consumers declared in between).
+struct PendingInput<T> {
+    input: Input<T>,
+    routes: Vec<Route<T>>,
+}
+
+/// A type-erased [`PendingInput`].
+type AnyInput = Box<dyn Any + Send>;
+
+/// Builds a lane from a [`PendingInput`] of the type it was made with.
+type BuildLane = fn(AnyInput, usize) -> Option<Box<dyn Lane<()>>>;
+
+/// Gives a consumer the inputs' names once they are all known.
+type NameInputs = Box<dyn FnOnce(&[Arc<str>]) + Send>;
+
+struct Pending {
+    input: AnyInput,
+    capacity: usize,
+    build: BuildLane,
+    /// Consumers with a backpressure policy fed by this input.
+    waits_for: Vec<usize>,
+}
+
+fn build_lane<T: Clone + Send + 'static>(
+    input: AnyInput,
+    capacity: usize,
+) -> Option<Box<dyn Lane<()>>> {
+    let p = input.downcast::<PendingInput<T>>().ok()?;
+    let routes = Routes { routes: p.routes };
+    Some(Box::new(QueueLane::new(p.input, capacity, routes)))
+}
+
+/// Builds a [`Router`]: register the inputs ([`input`](Self::input)), then
+/// declare the consumers ([`consumer`](Self::consumer)), each with the
+/// inputs it takes.
+///
+/// ```
+/// use futures::StreamExt;
+/// use syncline::aligner::{AlignerConfig, QueuePolicy, RouterBuilder, StreamConfig};
+/// use syncline::{Stamped, TimeDelta, Timestamp};
+///
+/// #[derive(Debug)]
+/// enum Fusion {
+///     Imu(Stamped<u32>),
+///     Lidar(Stamped<&'static str>),
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), syncline::aligner::AlignerError> {
+/// let t = |ms: i64| Timestamp::from_nanos(ms * 1_000_000);
+/// let ms = TimeDelta::from_millis;
+/// let imu = futures::stream::iter((0..10).map(move |k| Stamped::new(t(5 * k), k as u32)));
+/// let lidar = futures::stream::iter([Stamped::new(t(12), "scan")]);
+///
+/// let mut r = RouterBuilder::new(AlignerConfig { timeout: ms(100) });
+/// let imu = r.input("imu", imu, StreamConfig::new(ms(5)))?;
+/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100)))?;
+/// let mut fusion = r
+///     .consumer("fusion", QueuePolicy::backpressure(64, ms(50)))
+///     .route(imu, Fusion::Imu)
+///     .route(lidar, Fusion::Lidar)
+///     .build();
+/// let mut last = r.consumer("last_imu", QueuePolicy::keep_newest(1)).route(imu, |s| s).build();
+/// let driver = tokio::spawn(r.build());
+///
+/// let mut stamps = Vec::new();
+/// while let Some(item) = fusion.next().await {
+///     stamps.push(match item { Fusion::Imu(s) => s.stamp, Fusion::Lidar(s) => s.stamp });
+/// }
+/// assert!(stamps.is_sorted());
+/// assert_eq!(stamps.len(), 11);
+/// let status = driver.await.unwrap();
+/// assert_eq!(last.next().await.map(|s| s.value), Some(9));
+/// assert_eq!(status.consumers[1].dropped_overflow, 9);
+/// # Ok(())
+/// # }
+/// ```
+pub struct RouterBuilder {
+    parts: Parts<()>,
+    pending: Vec<Pending>,
+    consumers: Vec<Arc<dyn ConsumerCtl>>,
+    names: Vec<Arc<str>>,
+    named: Vec<NameInputs>,
+    reports: Arc<Reports>,
+    reports_rx: Option<mpsc::Receiver<DropReport>>,
+}
+
+impl std::fmt::Debug for RouterBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RouterBuilder")
+            .field("inputs", &self.names)
+            .field("consumers", &self.consumers.len())
+            .finish()
+    }
+}
+
+impl RouterBuilder {
+    /// A builder with the aligner's timeout; replay mode until
+    /// [`live`](Self::live) is called.
+    pub fn new(config: AlignerConfig) -> Self {
+        let (reports, rx) = Reports::new();
+        RouterBuilder {
+            parts: Parts::new(config),
+            pending: Vec::new(),
+            consumers: Vec::new(),
+            names: Vec::new(),
+            named: Vec::new(),
+            reports,
+            reports_rx: Some(rx),
+        }
+    }
+
+    /// Live mode: arrivals are read from `clock`, no sample waits longer
+    /// than the timeout after its arrival, and backpressure deadlines run
+    /// on it.
+    pub fn live(mut self, clock: impl Clock) -> Self {
+        self.parts.clock = Some(Arc::new(clock));
+        self
+    }
+
+    /// Registers an input (in order on its own). Its samples are cloned
+    /// for every consumer but the last that takes it (wrap large samples in
+    /// an `Arc`).
+    ///
+    /// # Errors
+    /// The core's configuration errors (capacity 0, negative period).
+    pub fn input<T, S>(
+        &mut self,
+        name: &str,
+        input: S,
+        config: StreamConfig,
+    ) -> Result<InputId<T>, AlignerError>
+    where
+        T: Clone + Send + 'static,
+        S: Stream<Item = Stamped<T>> + Send + 'static,
+    {
+        let id = self.parts.core.add_stream(config)?;
+        self.parts.ids.push(id);
+        self.parts.names.push(name.to_string());
+        self.names.push(Arc::from(name));
+        let index = self.pending.len();
+        self.pending.push(Pending {
+            input: Box::new(PendingInput::<T> {
+                input: Box::pin(input),
+                routes: Vec::new(),
+            }),
+            capacity: config.get_capacity(),
+            build: build_lane::<T>,
+            waits_for: Vec::new(),
+        });
+        Ok(InputId {
+            index,
+            id,
+            _type: PhantomData,
+        })
+    }
+
+    /// Declares a consumer of `E` with its queue policy; add its inputs
+    /// with [`ConsumerBuilder::route`] / [`ConsumerBuilder::input`], then
+    /// [`build`](ConsumerBuilder::build) its receiving end.
+    pub fn consumer<E: Send + 'static>(
+        &mut self,
+        name: &str,
+        policy: QueuePolicy,
+    ) -> ConsumerBuilder<'_, E> {
+        let shared = Arc::new(Shared::new(name, policy, self.reports.clone()));
+        let index = self.consumers.len();
+        self.consumers.push(shared.clone());
+        let named = shared.clone();
+        self.named.push(Box::new(move |names| {
+            let _ = named.stream_names.set(names.to_vec());
+        }));
+        ConsumerBuilder {
+            builder: self,
+            shared: Some(shared),
+            index,
+            policy,
+        }
+    }
+
+    /// The stream of drop reports (aligner drops with `consumer: None`,
+    /// consumer drops with its name). Reports are sent only once this was
+    /// called; when its channel (1,024 reports) is full they are counted in
+    /// `reports_lost` instead. `None` if it was taken already.
+    pub fn drop_reports(&mut self) -> Option<mpsc::Receiver<DropReport>> {
+        let rx = self.reports_rx.take()?;
+        self.reports.enable();
+        Some(rx)
+    }
+
+    /// The driver; spawn it (or await it). It completes with the final
+    /// status when every input ended and every release was delivered.
+    pub fn build(mut self) -> Router {
+        for name_them in self.named.drain(..) {
+            name_them(&self.names);
+        }
+        let mut waits_for = Vec::with_capacity(self.pending.len());
+        for p in self.pending {
+            waits_for.push(p.waits_for);
+            let lane = (p.build)(p.input, p.capacity);
+            // `build` matches the type the input was boxed with.
+            if let Some(lane) = lane {
+                self.parts.lanes.push(lane);
+            }
+        }
+        let mut engine = self.parts.engine();
+        engine.consumers = self.consumers;
+        engine.reports = Some(self.reports);
+        let stall_timer = engine.clock().cloned().map(ClockTimer::new);
+        Router {
+            engine,
+            waits_for,
+            in_flight: None,
+            waiting_since: None,
+            stall_timer,
+        }
+    }
+}
+
+/// Declares one consumer (from [`RouterBuilder::consumer`]).
+#[must_use = "call build() to get the consumer's receiving end"]
+pub struct ConsumerBuilder<'a, E> {
+    builder: &'a mut RouterBuilder,
+    shared: Option<Arc<Shared<E>>>,
+    index: usize,
+    policy: QueuePolicy,
+}
+
+impl<E: Send + 'static> ConsumerBuilder<'_, E> {
+    /// Routes an input to this consumer, wrapping each sample with `wrap`
+    /// (typically a variant of the consumer's enum).
+    pub fn route<T, F>(self, input: InputId<T>, wrap: F) -> Self
+    where
+        T: Clone + Send + 'static,
+        F: Fn(Stamped<T>) -> E + Send + 'static,
+    {
+        let Some(shared) = self.shared.clone() else {
+            return self;
+        };
+        let Some(pending) = self.builder.pending.get_mut(input.index) else {
+            return self;
+        };
+        let Some(p) = pending.input.downcast_mut::<PendingInput<T>>() else {
+            return self;
+        };
+        if let Some(name) = self.builder.names.get(input.index) {
+            shared.add_input(name);
+        }
+        let index = input.index as u32;
+        p.routes.push(Box::new(move |stamp: Timestamp, value: T| {
+            shared.push(index, stamp, wrap(Stamped::new(stamp, value)));
+        }));
+        if matches!(self.policy, QueuePolicy::Backpressure { .. }) {
+            pending.waits_for.push(self.index);
+        }
+        self
+    }
+
+    /// Routes an input whose samples convert into `E` (`E: From<Stamped<T>>`).
+    pub fn input<T>(self, input: InputId<T>) -> Self
+    where
+        T: Clone + Send + 'static,
+        E: From<Stamped<T>>,
+    {
+        self.route(input, E::from)
+    }
+
+    /// The consumer's receiving end.
+    pub fn build(mut self) -> Consumer<E> {
+        let shared = self.shared.take();
+        match shared {
+            Some(shared) => Consumer::new(shared),
+            None => unreachable_consumer(),
+        }
+    }
+}
+
+/// `build` always has the consumer's state (it is taken only there).
+fn unreachable_consumer<E>() -> Consumer<E> {
+    let (reports, _) = Reports::new();
+    Consumer::new(Arc::new(Shared::new(
+        "?",
+        QueuePolicy::keep_newest(1),
+        reports,
+    )))
+}
+
+impl<E> Drop for ConsumerBuilder<'_, E> {
+    fn drop(&mut self) {
+        // Declared but never built: nobody will read it.
+        if let Some(shared) = self.shared.take() {
+            shared.close();
+        }
+    }
+}
+
+/// The router driver: a future that aligns the inputs and delivers each
+/// release to every consumer routed from its input, in global timestamp
+/// order. It keeps taking in every input while it waits for a
+/// backpressure consumer's room; keep-newest consumers never make it wait.
+/// Completes with the final status when every input ended.
+#[must_use = "futures do nothing unless polled or spawned"]
+pub struct Router {
+    engine: Engine<()>,
+    /// Per input: the backpressure consumers it feeds.
+    waits_for: Vec<Vec<usize>>,
+    /// A release taken from the core, waiting for room.
+    in_flight: Option<(usize, Timestamp)>,
+    /// When the wait for a backpressure consumer began `(consumer, since)`.
+    waiting_since: Option<(usize, Timestamp)>,
+    stall_timer: Option<ClockTimer>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl Router {
+    /// The current status (streams with names, consumers with their
+    /// counters).
+    pub fn status(&self) -> AlignedStatus {
+        self.engine.status()
+    }
+
+    /// A `watch` receiver of the status, updated while it runs (every
+    /// 1,024 events, whenever the driver waits after a change, at the end).
+    pub fn status_watch(&self) -> watch::Receiver<AlignedStatus> {
+        self.engine.watch()
+    }
+
+    /// A handle to change the running aligner (timeout, periods, streams).
+    pub fn control(&self) -> AlignerControl {
+        self.engine.control()
+    }
+
+    /// The first backpressure consumer of `lane` that has no room now
+    /// (its waker registered).
+    fn blocked(&self, cx: &mut Context<'_>, lane: usize) -> Option<usize> {
+        let consumers = self.waits_for.get(lane)?;
+        consumers.iter().copied().find(|&c| {
+            self.engine
+                .consumers
+                .get(c)
+                .is_some_and(|ctl| ctl.poll_room(cx).is_pending())
+        })
+    }
+
+    /// Waits for consumer `c`'s room while taking in the inputs; marks it
+    /// stalled once its deadline passed. `Ready` when the wait is over.
+    fn poll_wait(&mut self, cx: &mut Context<'_>, c: usize) -> Poll<()> {
+        let Some(clock) = self.engine.clock().cloned() else {
+            // Replay: no deadline, wait for room.
+            return Poll::Pending;
+        };
+        let now = clock.now();
+        let since = match self.waiting_since {
+            Some((w, since)) if w == c => since,
+            _ => {
+                self.waiting_since = Some((c, now));
+                now
+            }
+        };
+        let deadline = self
+            .engine
+            .consumers
+            .get(c)
+            .and_then(|ctl| ctl.deadline())
+            .unwrap_or_default();
+        let at = since.saturating_add(deadline);
+        let due = match self.stall_timer.as_mut() {
+            Some(timer) => timer.poll_at(cx, at).is_ready(),
+            None => now >= at,
+        };
+        if due {
+            if let Some(ctl) = self.engine.consumers.get(c) {
+                ctl.stall();
+            }
+            self.waiting_since = None;
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
+
+    fn finish(&mut self) -> AlignedStatus {
+        for c in &self.engine.consumers {
+            c.finish();
+        }
+        self.engine.publish();
+        self.engine.status()
+    }
+}
+
+impl Future for Router {
+    type Output = AlignedStatus;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AlignedStatus> {
+        let this = self.get_mut();
+        this.engine.begin_poll();
+        loop {
+            if let Some((lane, stamp)) = this.in_flight {
+                if let Some(c) = this.blocked(cx, lane) {
+                    if this.poll_wait(cx, c).is_ready() {
+                        continue;
+                    }
+                    if this.engine.poll_intake(cx) {
+                        if this.engine.budget_spent() {
+                            cx.waker().wake_by_ref();
+                            return Poll::Pending;
+                        }
+                        continue;
+                    }
+                    this.engine.publish();
+                    return Poll::Pending;
+                }
+                this.waiting_since = None;
+                this.in_flight = None;
+                if let Some(l) = this.engine.lanes.get_mut(lane) {
+                    let _ = l.take(stamp);
+                }
+            }
+            match this.engine.poll_release(cx) {
+                Poll::Ready(Some((lane, stamp))) => {
+                    if let Some(l) = this.engine.lanes.get_mut(lane) {
+                        l.stage();
+                    }
+                    this.in_flight = Some((lane, stamp));
+                }
+                Poll::Ready(None) => return Poll::Ready(this.finish()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        // Receivers end once their queues are empty.
+        for c in &self.engine.consumers {
+            c.finish();
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Router tests on tokio's paused clock: order, conservation, isolation of
+//! consumers, stalls, drop reports, the yield budget.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use proptest::prelude::*;
+use syncline_core::TimeDelta;
+
+use super::*;
+use crate::clock::TokioClock;
+
+const T0: i64 = 1_000_000_000;
+
+fn at(ns: i64) -> Timestamp {
+    Timestamp::from_nanos(ns)
+}
+
+/// An input: sample `k` is stamped `T0 + phase + k·period` and arrives
+/// `latency(k)` later (FIFO), on the paused clock that reads `T0` at start.
+fn timed_input(
+    n: usize,
+    period: i64,
+    phase: i64,
+    latencies: Vec<i64>,
+) -> impl futures::Stream<Item = Stamped<(usize, i64)>> + Send + 'static {
+    let start = tokio::time::Instant::now();
+    let mut last = 0i64;
+    let schedule: Vec<(i64, i64)> = (0..n)
+        .map(|k| {
+            let stamp = phase + k as i64 * period;
+            let lat = latencies
+                .get(k % latencies.len().max(1))
+                .copied()
+                .unwrap_or(0);
+            last = last.max(stamp + lat);
+            (stamp, last)
+        })
+        .collect();
+    futures::stream::iter(schedule.into_iter().enumerate()).then(
+        move |(k, (stamp, arrival))| async move {
+            tokio::time::sleep_until(start + Duration::from_nanos(arrival as u64)).await;
+            Stamped::new(at(T0 + stamp), (k, arrival))
+        },
+    )
+}
+
+/// What a consumer task saw: `(stamp, arrival, received)` per sample.
+type Seen = Arc<Mutex<Vec<(Timestamp, i64, i64)>>>;
+
+/// A consumer task that takes `work` ns per sample (`None`: never reads).
+fn consume<E: Send + 'static>(
+    mut c: Consumer<E>,
+    work: Option<i64>,
+    info: impl Fn(&E) -> (Timestamp, i64) + Send + 'static,
+    clock: TokioClock,
+) -> (Seen, tokio::task::JoinHandle<Consumer<E>>) {
+    let seen: Seen = Arc::default();
+    let out = seen.clone();
+    let task = tokio::spawn(async move {
+        let Some(work) = work else {
+            std::future::pending::<()>().await;
+            return c;
+        };
+        while let Some(item) = c.next().await {
+            let (stamp, arrival) = info(&item);
+            let now = clock.now().nanos_since_wide(at(T0)) as i64;
+            out.lock().unwrap().push((stamp, arrival, now));
+            if work > 0 {
+                tokio::time::sleep(Duration::from_nanos(work as u64)).await;
+            }
+        }
+        c
+    });
+    (seen, task)
+}
+
+#[derive(Debug, Clone)]
+enum Fusion {
+    Imu(Stamped<(usize, i64)>),
+    Lidar(Stamped<(usize, i64)>),
+}
+
+fn fusion_info(f: &Fusion) -> (Timestamp, i64) {
+    match f {
+        Fusion::Imu(s) | Fusion::Lidar(s) => (s.stamp, s.value.1),
+    }
+}
+
+fn plain_info(s: &Stamped<(usize, i64)>) -> (Timestamp, i64) {
+    (s.stamp, s.value.1)
+}
+
+/// Routed samples are all accounted for.
+fn conserved(c: &ConsumerStatus) -> bool {
+    c.routed == c.received + c.queued as u64 + c.dropped()
+}
+
+/// IMU (5 ms) and lidar (100 ms) to a fusion consumer; camera (33 ms) to a
+/// vision consumer that never reads (keep newest 2): fusion's latency stays
+/// within the timeout, vision only drops.
+#[tokio::test(start_paused = true)]
+async fn stuck_keep_newest_consumer_does_not_delay_the_others() {
+    let ms = 1_000_000i64;
+    let clock = TokioClock::starting_at(at(T0));
+    let timeout = TimeDelta::from_millis(30);
+    let mut r = RouterBuilder::new(AlignerConfig { timeout }).live(clock);
+    let imu = r
+        .input(
+            "imu",
+            timed_input(400, 5 * ms, 0, vec![ms, 3 * ms, 2 * ms]),
+            StreamConfig::new(TimeDelta::from_millis(4)),
+        )
+        .unwrap();
+    let lidar = r
+        .input(
+            "lidar",
+            timed_input(20, 100 * ms, 7 * ms, vec![20 * ms]),
+            StreamConfig::new(TimeDelta::from_millis(90)),
+        )
+        .unwrap();
+    let camera = r
+        .input(
+            "camera",
+            timed_input(60, 33 * ms, 2 * ms, vec![5 * ms]),
+            StreamConfig::new(TimeDelta::from_millis(30)),
+        )
+        .unwrap();
+    let fusion = r
+        .consumer(
+            "fusion",
+            QueuePolicy::backpressure(64, TimeDelta::from_millis(10)),
+        )
+        .route(imu, Fusion::Imu)
+        .route(lidar, Fusion::Lidar)
+        .build();
+    let vision = r
+        .consumer("vision", QueuePolicy::keep_newest(2))
+        .route(camera, |s| s)
+        .build();
+    let (fused, f_task) = consume(fusion, Some(0), fusion_info, clock);
+    let (_, v_task) = consume(vision, None, plain_info, clock);
+    let status = r.build().await;
+    let _ = f_task.await.unwrap();
+    v_task.abort();
+
+    let fused = fused.lock().unwrap();
+    assert_eq!(fused.len(), 420);
+    assert!(
+        fused.windows(2).all(|w| w[0].0 <= w[1].0),
+        "fusion in order"
+    );
+    let worst = fused.iter().map(|&(_, a, r)| r - a).max().unwrap();
+    assert!(
+        worst <= timeout.as_nanos() + ms,
+        "fusion latency {worst} ns"
+    );
+    let vision = &status.consumers[1];
+    assert_eq!(vision.routed, 60);
+    assert_eq!(vision.dropped_overflow, 58);
+    assert_eq!(vision.max_queued, 2);
+    assert!(status.consumers.iter().all(conserved));
+    assert_eq!(status.lanes[0].name, "imu");
+    assert_eq!(status.consumers[0].inputs, ["imu", "lidar"]);
+}
+
+/// A backpressure consumer that never reads is marked stalled after its
+/// deadline; the other consumer of the same input gets everything.
+#[tokio::test(start_paused = true)]
+async fn stuck_backpressure_consumer_stalls_after_its_deadline() {
+    let ms = 1_000_000i64;
+    let clock = TokioClock::starting_at(at(T0));
+    let timeout = TimeDelta::from_millis(20);
+    let deadline = TimeDelta::from_millis(15);
+    let mut r = RouterBuilder::new(AlignerConfig { timeout }).live(clock);
+    let mut reports = r.drop_reports().unwrap();
+    let imu = r
+        .input(
+            "imu",
+            timed_input(200, 5 * ms, 0, vec![ms]),
+            StreamConfig::new(TimeDelta::from_millis(4)),
+        )
+        .unwrap();
+    let stuck = r
+        .consumer("stuck", QueuePolicy::backpressure(4, deadline))
+        .route(imu, |s| s)
+        .build();
+    let fast = r
+        .consumer("fast", QueuePolicy::keep_newest(8))
+        .route(imu, |s| s)
+        .build();
+    let (seen, f_task) = consume(fast, Some(0), plain_info, clock);
+    let status = r.build().await;
+    let _ = f_task.await.unwrap();
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 200);
+    let worst = seen.iter().map(|&(_, a, r)| r - a).max().unwrap();
+    assert!(
+        worst <= timeout.as_nanos() + deadline.as_nanos() + ms,
+        "latency {worst} ns"
+    );
+    let s = &status.consumers[0];
+    assert!(s.stalled);
+    assert_eq!(s.stalls, 1);
+    assert_eq!(s.queued, 4);
+    assert_eq!(s.dropped_stalled, 196);
+    assert!(status.consumers.iter().all(conserved));
+    drop(stuck);
+    let mut stalled = 0;
+    while let Ok(report) = reports.try_recv() {
+        assert_eq!(&*report.stream, "imu");
+        if report.reason == DropKind::Stalled {
+            assert_eq!(report.consumer.as_deref(), Some("stuck"));
+            stalled += 1;
+        }
+    }
+    assert_eq!(stalled, 196);
+}
+
+/// An input that is always ready does not starve the thread: the router
+/// yields after its budget.
+#[tokio::test(flavor = "current_thread")]
+async fn always_ready_input_yields() {
+    let endless = futures::stream::iter(0i64..).map(|k| Stamped::new(at(k), k));
+    let mut r = RouterBuilder::new(AlignerConfig {
+        timeout: TimeDelta::from_millis(1),
+    });
+    let input = r
+        .input("endless", endless, StreamConfig::new(TimeDelta::ZERO))
+        .unwrap();
+    let sink = r
+        .consumer("sink", QueuePolicy::keep_newest(4))
+        .route(input, |s| s)
+        .build();
+    let router = tokio::spawn(r.build());
+    // If the router never yielded, this task would never run again.
+    for _ in 0..3 {
+        tokio::task::yield_now().await;
+    }
+    assert!(sink.status().routed > 0);
+    router.abort();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Random input timings, consumer speeds and policies: every consumer
+    /// sees its samples in order, and every routed sample is received or
+    /// counted as dropped.
+    #[test]
+    fn random_consumers_keep_order_and_conservation(
+        inputs in prop::collection::vec(
+            (1i64..20, 0i64..10, prop::collection::vec(0i64..30, 1..6), 5usize..60), 2..4),
+        consumers in prop::collection::vec(
+            (any::<bool>(), 1usize..6, 0i64..20, prop::option::of(0i64..15), 1u8..8), 1..4),
+        timeout_ms in 1i64..40,
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let ms = 1_000_000i64;
+            let clock = TokioClock::starting_at(at(T0));
+            let mut r = RouterBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(timeout_ms) }).live(clock);
+            let mut ids = Vec::new();
+            for (k, (period, phase, lat, n)) in inputs.iter().enumerate() {
+                let lat = lat.iter().map(|l| l * ms).collect();
+                let cfg = StreamConfig::new(TimeDelta::from_millis(period / 2)).capacity(16);
+                ids.push(r.input(&format!("in{k}"), timed_input(*n, period * ms, phase * ms, lat), cfg).unwrap());
+            }
+            let mut tasks = Vec::new();
+            for (j, (keep, cap, deadline, work, mask)) in consumers.iter().enumerate() {
+                let policy = if *keep {
+                    QueuePolicy::keep_newest(*cap)
+                } else {
+                    QueuePolicy::backpressure(*cap, TimeDelta::from_millis(*deadline))
+                };
+                let mut c = r.consumer::<Stamped<(usize, i64)>>(&format!("c{j}"), policy);
+                for (k, id) in ids.iter().enumerate() {
+                    if mask & (1 << k) != 0 {
+                        c = c.route(*id, |s| s);
+                    }
+                }
+                tasks.push(consume(c.build(), work.map(|w| w * ms / 4), plain_info, clock));
+            }
+            let status = r.build().await;
+            for (j, (seen, task)) in tasks.into_iter().enumerate() {
+                let stuck = consumers[j].3.is_none();
+                // The final counters: the router's for a consumer that never
+                // reads, the consumer's own once it has read everything.
+                let s = if stuck {
+                    task.abort();
+                    status.consumers[j].clone()
+                } else {
+                    task.await.unwrap().status()
+                };
+                let seen = seen.lock().unwrap();
+                prop_assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "consumer {j} out of order");
+                prop_assert!(conserved(&s), "consumer {j}: {s:?}");
+                if !stuck {
+                    prop_assert_eq!(s.received, seen.len() as u64);
+                    prop_assert_eq!(s.queued, 0);
+                }
+                prop_assert!(s.max_queued <= s.policy.capacity());
+                let routed: u64 = status.aligner.streams.iter().enumerate()
+                    .filter(|(k, _)| consumers[j].4 & (1 << k) != 0)
+                    .map(|(_, st)| st.counters.released)
+                    .sum();
+                prop_assert_eq!(s.routed, routed);
+            }
+            for st in &status.aligner.streams {
+                let c = st.counters;
+                prop_assert_eq!(c.received, c.released + c.dropped_late + c.dropped_backward + c.dropped_overflow + st.queued as u64);
+            }
+            Ok(())
+        })?;
+    }
+}
