@@ -1298,7 +1298,12 @@ impl Estimator {
         }
         let g = self.on_time_density(r_m, p);
         let h = 1.0 / (STALL_SPREAD * p);
-        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h);
+        // Numbered next, the sample may also be on time, late by the
+        // jitter alone: as likely as the jitter reaches `r_m + m_max`
+        // periods, among as many samples as the fit holds. Negligible where
+        // the jitter is well below a period.
+        let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
+        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h + on_time);
         // Odds of a loss against a delay, at least 2^(K − 2).
         let loss = odds >= loss_odds(self.cfg.loss_threshold);
         let alt = Some(Ambiguous {
