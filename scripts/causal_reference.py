@@ -102,6 +102,15 @@ class Hull:
         self.t0 = None
         self.num = Numbering(period)
         self.line = None  # (a, b): y = a + b*k
+        # The lower hull of self.pts, kept as points come and go (removing a
+        # point that is no vertex leaves the hull as it is; appending one is
+        # a step of the monotone chain), and the sum of the points' numbers.
+        self.hull = []
+        self.ksum = 0
+
+    def _rebuild(self):
+        self.hull = lower_hull([(p[0], p[1]) for p in self.pts])
+        self.ksum = sum(p[0] for p in self.pts)
 
     def _u(self, q):
         if self.line is None:
@@ -115,19 +124,32 @@ class Hull:
         k, back = self.num.next(self._u(q), q, index)
         if back or (self.pts and self.pts[-1][0] >= k):
             self.pts = [p for p in self.pts if p[0] < k]
+            self._rebuild()
         y = q - self.t0 - k * self.T
         self.pts.append((k, y, q))
+        self.ksum += k
+        h = self.hull
+        while len(h) >= 2 and (h[-1][0] - h[-2][0]) * (y - h[-2][1]) - (h[-1][1] - h[-2][1]) * (k - h[-2][0]) <= 0:
+            h.pop()
+        h.append((k, y))
         lo = q - self.hist
         i = 0
         while i < len(self.pts) - 1 and self.pts[i][2] < lo:
             i += 1
         if i:
+            self.ksum -= sum(p[0] for p in self.pts[:i])
             del self.pts[:i]
-        h = lower_hull([(p[0], p[1]) for p in self.pts])
+            # Points dropped from the left change only the hull's part up to
+            # its first vertex left in the window.
+            first = self.pts[0][0]
+            j = next(j for j in range(len(h)) if h[j][0] >= first)
+            m = next(m for m in range(len(self.pts)) if self.pts[m][0] == h[j][0])
+            self.hull = lower_hull([(p[0], p[1]) for p in self.pts[:m + 1]]) + h[j + 1:]
+        h = self.hull
         if len(h) < 2:
             self.line = (h[0][1], 0.0)
         else:
-            xbar = sum(p[0] for p in self.pts) / len(self.pts)
+            xbar = self.ksum / len(self.pts)
             j = next((j for j in range(1, len(h)) if h[j][0] >= xbar), len(h) - 1)
             (ax, ay), (bx, by) = h[j - 1], h[j]
             b = (by - ay) / (bx - ax)
@@ -139,6 +161,7 @@ class Hull:
         tail = self.pts[-CHANGE_N:]
         if len(self.pts) > CHANGE_N and min(p[1] - a - b * p[0] for p in tail) > CHANGE_FRAC * self.T:
             self.pts = tail
+            self._rebuild()
         return self.t0 + k * self.T + a + b * k
 
 

@@ -164,3 +164,36 @@ fn missing_file_is_an_io_error() {
     let o = run(&["--window-ns", "10", "/nonexistent/x.csv"], "");
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// Delays of 1 ms + U(0, 19 ms) on a 10 ms sensor, where the model would
+/// put some estimates before the one before: every estimate is later than
+/// the one before, and the status counts the held ones.
+#[test]
+fn estimates_never_go_backwards() {
+    let (mut csv, mut last) = (String::from("event,time_ns\n"), 0);
+    for k in 0..600i64 {
+        let ready = 1_000_000_000 + k * 10_000_000 + 1_000_000 + (k * 7919 % 191) * 100_000;
+        // Delivered in order.
+        last = ready.max(last + 20_000);
+        csv += &format!("sample,{last}\n");
+    }
+    let o = run(
+        &[
+            "--window-ns",
+            "5000000000",
+            "--period-ns",
+            "10000000",
+            "--status",
+            "-",
+        ],
+        &csv,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let l = lines(&o);
+    let stamps: Vec<i64> = l[..600]
+        .iter()
+        .map(|v| v["estimate_ns"].as_i64().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[1] > w[0]));
+    assert!(l[600]["status"]["held"].as_u64().unwrap() > 0);
+}

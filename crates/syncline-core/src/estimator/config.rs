@@ -89,6 +89,22 @@ pub struct EstimatorConfig {
     /// The most samples held (ring buffer capacity, default 8192, at most
     /// 2^20).
     pub max_samples: usize,
+    /// Estimates never go backwards (default `true`): an estimate the model
+    /// puts at or before the one returned before it is returned 1 ns after
+    /// that one instead, and counted in [`EstimatorStatus::held`]. So each
+    /// estimate is strictly later than the one before, as an aligner or an
+    /// interpolation buffer needs. The exceptions are a step back of the
+    /// arrival clock (three arrivals in a row before the last accepted one,
+    /// counted in `restarts`), which the estimates follow back, and
+    /// [`Estimator::reset`](super::Estimator::reset). `false` returns the
+    /// model's estimates as they are.
+    #[serde(default = "default_true")]
+    pub monotonic: bool,
+}
+
+/// Serde helper: a flag that defaults to true.
+fn default_true() -> bool {
+    true
 }
 
 impl EstimatorConfig {
@@ -102,6 +118,7 @@ impl EstimatorConfig {
             counter_bits: None,
             history_factor: 8,
             max_samples: 8192,
+            monotonic: true,
         }
     }
 
@@ -120,6 +137,13 @@ impl EstimatorConfig {
     /// Sets the known minimum latency.
     pub fn with_min_latency(mut self, latency: TimeDelta) -> Self {
         self.min_latency = latency;
+        self
+    }
+
+    /// Sets whether estimates never go backwards (see
+    /// [`EstimatorConfig::monotonic`]).
+    pub fn with_monotonic(mut self, monotonic: bool) -> Self {
+        self.monotonic = monotonic;
         self
     }
 
@@ -212,6 +236,11 @@ pub struct EstimatorStatus {
     pub delays_detected: u64,
     /// Arrivals rejected for going backwards.
     pub rejected_backwards: u64,
+    /// Estimates held: the model put them at or before the estimate
+    /// returned before them, and they were returned 1 ns after it instead
+    /// (see [`EstimatorConfig::monotonic`]).
+    #[serde(default)]
+    pub held: u64,
     /// Counter values ignored (repeat, or a jump the arrival times contradict).
     pub index_anomalies: u64,
     /// Hardware references received / used / rejected.
@@ -249,7 +278,7 @@ pub struct EstimatorStatus {
     /// tracker (see `docs/stamp.md`). Absent from the JSON when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub wandering: bool,
-    /// The last estimate.
+    /// The last estimate returned.
     pub last_estimate: Option<Timestamp>,
 }
 

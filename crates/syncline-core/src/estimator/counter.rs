@@ -144,8 +144,8 @@ impl Estimator {
 
     /// A sample whose counter repeats the last one's, arriving less than
     /// half a period after it: the driver delivered that sample twice. It
-    /// is stamped as the sample it repeats (counted in `index_anomalies`)
-    /// and leaves the numbering and the fits alone; numbered as a new
+    /// is stamped as the sample it repeats (counted in `index_anomalies`;
+    /// the output stage returns it 1 ns after that one) and leaves the numbering and the fits alone; numbered as a new
     /// sample, it would put every later sample one period late.
     pub(super) fn duplicate(&mut self, q: i64, index: Option<u64>) -> Option<Estimate> {
         let (i, n, last) = (index?, self.last_index_n?, self.last_arrival?);
@@ -160,7 +160,6 @@ impl Estimator {
         self.st.index_anomalies += 1;
         self.st.samples += 1;
         let stamp = self.estimate_at(n, q, Some(p));
-        self.st.last_estimate = Some(stamp);
         Some(Estimate {
             stamp,
             sample: n,

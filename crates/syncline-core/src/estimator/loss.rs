@@ -341,7 +341,10 @@ impl Estimator {
             steps,
             ..
         } = *self.drain_watch.take()?;
+        // The model goes back; the estimates returned since stand.
+        let out = self.out;
         *self = before;
+        self.out = out;
         self.fit.restore_capacity();
         self.refs.restore_capacity();
         self.force_delayed = true;

@@ -54,6 +54,7 @@ mod config;
 mod counter;
 mod fit;
 mod loss;
+mod output;
 mod quant;
 mod reference;
 mod wander;
@@ -61,6 +62,7 @@ mod wander;
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 pub use fit::FitMode;
 use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
+use output::Monotone;
 use wander::Wander;
 
 use crate::{TimeDelta, Timestamp};
@@ -503,6 +505,10 @@ pub struct Estimator {
     link: Option<LinkDrain>,
     /// The wander test and the local tracker (see `wander.rs`).
     wander: Wander,
+    /// The output stage: estimates never go backwards (see `output.rs`).
+    /// Kept apart from the model's state: a replay after a drain watch
+    /// puts the model back as it was, never the estimates returned.
+    out: Monotone,
     st: EstimatorStatus,
 }
 
@@ -537,6 +543,7 @@ impl Estimator {
             losses_from_index: 0,
             delays_detected: 0,
             rejected_backwards: 0,
+            held: 0,
             index_anomalies: 0,
             references: 0,
             references_used: 0,
@@ -613,6 +620,7 @@ impl Estimator {
             replay_step: None,
             link: None,
             wander: Wander::new(),
+            out: Monotone::default(),
             st,
         })
     }
@@ -642,8 +650,12 @@ impl Estimator {
     /// the third such arrival in a row, each at or after the one before:
     /// the host clock stepped back, and the fit restarts there (counted in
     /// `restarts`, like a gap longer than the window).
+    ///
+    /// The estimate is later than the one returned before it unless
+    /// [`EstimatorConfig::monotonic`] is off (see there).
     pub fn update(&mut self, arrival: Timestamp) -> Result<Estimate, EstimatorError> {
-        self.update_inner(arrival.as_nanos(), None)
+        let e = self.update_inner(arrival.as_nanos(), None)?;
+        Ok(self.output(e))
     }
 
     /// A sample with the device's sample counter `index` (wrapping at
@@ -655,7 +667,17 @@ impl Estimator {
         arrival: Timestamp,
         index: u64,
     ) -> Result<Estimate, EstimatorError> {
-        self.update_inner(arrival.as_nanos(), Some(index))
+        let e = self.update_inner(arrival.as_nanos(), Some(index))?;
+        Ok(self.output(e))
+    }
+
+    /// The output stage: the model's estimate `e`, held after the last one
+    /// returned if it would go back (see [`EstimatorConfig::monotonic`]).
+    #[inline]
+    fn output(&mut self, mut e: Estimate) -> Estimate {
+        e.stamp = self.out.pass(e.stamp, self.cfg.monotonic);
+        self.st.last_estimate = Some(e.stamp);
+        e
     }
 
     /// The driver announced one lost sample. It must show up as a gap
@@ -697,6 +719,7 @@ impl Estimator {
         st.jitter_ns = self.fit.stats_valid().then_some(self.fit.std_r);
         st.mode = self.fit.mode;
         st.wandering = self.wander.active;
+        st.held = self.out.held;
         st.arrival_tick_ns = self.fit.quantised_tick.map(round);
         st.latency_ns = match self.ref_offset {
             Some(o) => o.round() as i64,
@@ -744,8 +767,10 @@ impl Estimator {
                 }
                 // The host clock stepped back: the rejected arrivals were
                 // samples too, so this one follows them in the numbering;
-                // there is no gap to the previous arrival to judge.
+                // there is no gap to the previous arrival to judge. The
+                // estimates follow the clock back.
                 self.restart(i64::from(run));
+                self.out.forget();
                 self.last_arrival = None;
                 since_last = None;
             } else if gap > self.cfg.window.as_nanos() {
@@ -851,7 +876,6 @@ impl Estimator {
         self.last_arrival = Some(q);
         self.last_n = Some(n);
         self.st.samples += 1;
-        self.st.last_estimate = Some(stamp);
         Ok(Estimate {
             stamp,
             sample: n,
@@ -1274,7 +1298,12 @@ impl Estimator {
         }
         let g = self.on_time_density(r_m, p);
         let h = 1.0 / (STALL_SPREAD * p);
-        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h);
+        // Numbered next, the sample may also be on time, late by the
+        // jitter alone: as likely as the jitter reaches `r_m + m_max`
+        // periods, among as many samples as the fit holds. Negligible where
+        // the jitter is well below a period.
+        let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
+        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h + on_time);
         // Odds of a loss against a delay, at least 2^(K − 2).
         let loss = odds >= loss_odds(self.cfg.loss_threshold);
         let alt = Some(Ambiguous {

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""`syncline estimate` on random draws from a wide space of periodic sensor
+streams (issue 42), each draw scored against Rock's estimator
+(scripts/rock_estimator.py) and the two causal references
+(scripts/causal_reference.py) run on the same draw, with the shared
+../shared/data/estimator/score.py.
+
+    python3 scripts/family_draws.py --draws 20 [--kinds uniform,usb_timer] [--seed 1]
+        [--jobs 2] [--bin target/release/syncline] [--out draws.jsonl] [--markdown]
+
+Every draw picks its own period (log-uniform, 0.5 ms-1 s unless the kind
+fixes it), a constant rate error (+-100 ppm), a base latency, and an arrival
+jitter whose scale is log-uniform from 1 % of a period up to 5 periods for the
+jitter kinds (0.5 periods for the others, so that each kind isolates its
+trait), under one of five laws (uniform, exponential, gamma, Gaussian,
+heavy-tailed Pareto). Delivery is FIFO. The kinds add one trait each:
+
+  uniform exponential gamma gaussian heavy_tailed   the jitter law alone
+  loss_random loss_bursty   0-10 % losses, independent or in bursts, announced
+                            (`loss` rows) on half of the draws
+  stalls                    stalls of 2-20 periods, the backlog in a burst after
+  packets                   n = 2-8 samples per packet, sent with the last one
+  usb_timer                 a serial sensor behind a USB adapter: samples held
+                            until a packet of 2-32 fills or a 16 ms latency
+                            timer fires (periods 0.5-20 ms)
+  wandering                 the rate wanders +-10-100 ppm over 10-300 s
+  period_step               the period steps by +-0.5-5 % half-way
+  quantised                 arrivals read on a clock of 1, 4, 10 or 15.625 ms
+  counter                   an 8-bit device counter (wraps), 0-10 % losses
+  reference                 a hardware pulse 20-80 us after each acquisition
+and the issue's table, with the flags a new user gives:
+  imu_u4                    200 Hz IMU, latency 1 ms + U(0, 4 ms), no loss
+  imu_u19                   200 Hz IMU, latency 1 ms + U(0, 19 ms), 0 or 1 % loss
+  usb_serial                500-1000 Hz behind a 16 ms USB latency timer
+  crystal                   10-100 Hz, exponential jitter, a crystal wandering
+                            tens of ppm over tens of seconds
+
+syncline runs as `syncline estimate --window-ns W --period-ns P
+--loss-threshold 2` with W = max(5 s, 10 periods). Per kind it prints: draws;
+the share of draws with RMS <= Rock's (target 99 %); with RMS <= max(5 us,
+0.5 x Rock's) and max <= Rock's max (target 90 %); the median (target <= 0.25)
+and worst of RMS / Rock RMS; the median of RMS / best causal RMS; and the
+estimates earlier than or equal to the one before (target 0). A draw's seed
+is `seed * 100000 + kind number * 1000 + draw`, so one draw can be rerun
+alone with `--kinds KIND --seed S --first D --draws 1 --keep DIR`.
+"""
+import argparse
+import importlib.util
+import json
+import math
+import multiprocessing
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import causal_reference  # noqa: E402
+import rock_estimator  # noqa: E402
+
+LAWS = ["uniform", "exponential", "gamma", "gaussian", "heavy_tailed"]
+KINDS = LAWS + ["loss_random", "loss_bursty", "stalls", "packets", "usb_timer", "wandering",
+                "period_step", "quantised", "counter", "reference",
+                "imu_u4", "imu_u19", "usb_serial", "crystal"]
+# Kinds of the issue's table, left out of the default run (they are single
+# points of the space; ask for them with --kinds).
+TABLE = ["imu_u4", "imu_u19", "usb_serial", "crystal"]
+MS = 1_000_000
+
+
+def loguniform(rng, lo, hi):
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def delay(rng, law, scale, period):
+    """One arrival delay beyond the base latency, ns; `scale` is the law's
+    spread (uniform width, exponential and gamma mean, Gaussian 3 sigma,
+    Pareto scale)."""
+    if law == "uniform":
+        return rng.uniform(0, scale)
+    if law == "exponential":
+        return rng.expovariate(1 / scale)
+    if law == "gamma":
+        k = rng.uniform(1.5, 4)
+        return rng.gammavariate(k, scale / k)
+    if law == "gaussian":
+        s = scale / 3
+        return max(0.0, rng.gauss(3 * s, s))
+    # Pareto, shape 1.5-2.5, scaled to the spread, capped at 50 periods.
+    a = rng.uniform(1.5, 2.5)
+    return min(scale * 0.3 * (rng.paretovariate(a) - 1), 50 * period)
+
+
+def fifo(ready, rng, gap=(20_000, 60_000)):
+    """In-order delivery: a sample ready before its predecessor was
+    delivered comes 20-60 us after it."""
+    out, last = [], None
+    for r in ready:
+        q = r if last is None or r > last else last + rng.randint(*gap)
+        out.append(q)
+        last = q
+    return out
+
+
+def draw(kind, seed):
+    """A random stream of `kind`: (rows, params); rows are (event, time_ns,
+    index, true_ns) in arrival order, params what was drawn."""
+    rng = random.Random(seed)
+    p = {}
+    period = loguniform(rng, 0.5 * MS, 1000 * MS)
+    if kind == "usb_timer":
+        period = loguniform(rng, 0.5 * MS, 20 * MS)
+    law = kind if kind in LAWS else rng.choice(LAWS)
+    jit = loguniform(rng, 0.01, 5.0 if kind in LAWS else 0.5)
+    ppm = rng.uniform(-100, 100)
+    latency = rng.uniform(0.1, 2) * MS
+    if kind == "imu_u4" or kind == "imu_u19":
+        period, law, jit, ppm, latency = 5 * MS, "uniform", (4 if kind == "imu_u4" else 19) / 5, rng.uniform(-30, 30), MS
+    if kind == "usb_serial":
+        period, law, jit, ppm, latency = rng.choice([1, 1.25, 2]) * MS, "exponential", 0.02, rng.uniform(-30, 30), 0.2 * MS
+    if kind == "crystal":
+        period, law, jit, latency = loguniform(rng, 10 * MS, 100 * MS), "exponential", loguniform(rng, 0.01, 0.2), MS
+    period = round(period)
+    n = int(min(3000, max(400, 300e9 / period)))
+    p.update(period_ns=period, law=law, jitter_periods=round(jit, 4), ppm=round(ppm, 2), n=n)
+    # True acquisition times: a rate error, wandering or stepping.
+    wander = None
+    if kind in ("wandering", "crystal"):
+        amp = rng.uniform(10, 100) if kind == "wandering" else rng.uniform(10, 50)
+        tau = rng.uniform(10, 300) if kind == "wandering" else rng.uniform(10, 60)
+        wander = (amp, tau, rng.uniform(0, 2 * math.pi))
+        p.update(wander_ppm=round(amp, 1), wander_s=round(tau, 1))
+    step_at, step = None, 1.0
+    if kind == "period_step":
+        step_at = rng.randint(int(0.4 * n), int(0.6 * n))
+        step = 1 + rng.choice([-1, 1]) * rng.uniform(0.005, 0.05)
+        p.update(step=round(step, 4))
+    t0 = rng.randint(1_700_000_000, 1_760_000_000) * 10**9
+    true, t, per = [], float(t0), period * (1 + ppm * 1e-6)
+    for k in range(n):
+        true.append(round(t))
+        rate = 1.0
+        if wander:
+            amp, tau, ph = wander
+            rate += amp * 1e-6 * math.sin(2 * math.pi * (t - t0) / (tau * 1e9) + ph)
+        if step_at is not None and k + 1 == step_at:
+            per *= step
+        t += per * rate
+    scale = jit * period
+    ready = [x + latency + delay(rng, law, scale, period) for x in true]
+    keep = [True] * n
+    announce = False
+    if kind in ("loss_random", "counter") or (kind == "imu_u19" and rng.random() < 0.5):
+        rate_l = 0.01 if kind == "imu_u19" else rng.uniform(0, 0.1)
+        keep = [k < 3 or rng.random() >= rate_l for k in range(n)]
+        announce = kind == "loss_random" and rng.random() < 0.5
+        p.update(loss=round(rate_l, 4), announced=announce)
+    if kind == "loss_bursty":
+        rate_l, burst = rng.uniform(0.005, 0.1), rng.uniform(1.5, 6)
+        lost, k = False, 3
+        # Two-state losses: mean burst length `burst`, overall rate `rate_l`.
+        p_end, p_start = 1 / burst, rate_l / (burst * (1 - rate_l))
+        for k in range(3, n):
+            lost = rng.random() >= p_end if lost else rng.random() < p_start
+            keep[k] = not lost
+        announce = rng.random() < 0.5
+        p.update(loss=round(rate_l, 4), burst=round(burst, 2), announced=announce)
+    if kind == "stalls":
+        prob = rng.uniform(0.002, 0.01)
+        for k in range(n):
+            if rng.random() < prob:
+                ready[k] += rng.uniform(2, 20) * period
+        p.update(stall_prob=round(prob, 4))
+    if kind == "packets":
+        m = rng.randint(2, 8)
+        ready = [ready[min(n - 1, (k // m + 1) * m - 1)] for k in range(n)]
+        p.update(per_packet=m)
+    if kind in ("usb_timer", "usb_serial"):
+        m = rng.randint(2, 32) if kind == "usb_timer" else rng.choice([4, 8, 16, 32, 64])
+        timer = 16 * MS
+        out, buf_start, buf = [], None, []
+        for k in range(n):
+            # The adapter receives sample k at ready[k]; a packet leaves when
+            # m samples are in or the timer since the first one fires.
+            if buf and ready[k] > buf_start + timer:
+                out += [buf_start + timer] * len(buf)
+                buf = []
+            if not buf:
+                buf_start = ready[k]
+            buf.append(k)
+            if len(buf) == m:
+                out += [ready[k]] * len(buf)
+                buf = []
+        out += [buf_start + timer] * len(buf)
+        ready = out
+        p.update(per_packet=m)
+    rows_ready = [(ready[k], k) for k in range(n) if keep[k]]
+    q = fifo([r for r, _ in rows_ready], rng)
+    if kind == "quantised":
+        tick = rng.choice([1 * MS, 4 * MS, 10 * MS, 15.625 * MS])
+        ph = rng.uniform(0, tick)
+        q = [(math.floor((x - ph) / tick) + 1) * tick + ph for x in q]
+        p.update(tick_ns=tick)
+    events = []
+    prev_k = -1
+    for (r, k), a in zip(rows_ready, q):
+        if announce:
+            # The driver announces each loss right before the sample after it.
+            events += [(a, 0, ("loss", round(a), "", ""))] * (k - prev_k - 1)
+        prev_k = k
+        ix = str(k % 256) if kind == "counter" else ""
+        events.append((a, 1, ("sample", round(a), ix, true[k])))
+    if kind == "reference":
+        for x in true:
+            events.append((x + 100_000, 0, ("reference", x + rng.randint(20_000, 80_000), "", "")))
+        events.sort(key=lambda e: (e[0], e[1]))
+    return [e[2] for e in events], p
+
+
+def load_score(shared):
+    spec = importlib.util.spec_from_file_location("score", os.path.join(shared, "data/estimator/score.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_one(job):
+    """Draws, runs and scores one draw; returns its record."""
+    kind, seed, args = job
+    sc = load_score(args["shared"])
+    rows, params = draw(kind, seed)
+    period = params["period_ns"]
+    window = max(5_000_000_000, 10 * period)
+    keep = args["keep"]
+    tmp = None if keep else tempfile.TemporaryDirectory()
+    d = keep or tmp.name
+    os.makedirs(d, exist_ok=True)
+    name = f"{kind}-{seed}"
+    csvp, side = os.path.join(d, name + ".csv"), os.path.join(d, name + ".json")
+    with open(csvp, "w") as f:
+        f.write("event,time_ns,index,true_ns\n")
+        for e, t, ix, tr in rows:
+            f.write(f"{e},{t},{ix},{tr}\n")
+    with open(side, "w") as f:
+        json.dump({"name": name, "window_ns": window, "period_ns": period, "loss_threshold": 2,
+                   "params": params}, f)
+    samples = sc.load_scenario(csvp)
+    ids = {r[0] for r in samples}
+    out = os.path.join(d, name + ".syncline.jsonl")
+    cmd = [args["bin"], "estimate", "--window-ns", str(window), "--period-ns", str(period),
+           "--loss-threshold", "2", "--status", csvp]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    with open(out, "w") as f:
+        f.write(res.stdout)
+    lines = [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
+    stamps = [x["estimate_ns"] for x in lines if "id" in x]
+    status = next((x["status"] for x in lines if "status" in x), {})
+    backward = sum(1 for a, b in zip(stamps, stamps[1:]) if b <= a)
+    ours = sc.score(samples, sc.load_estimates(out, ids))
+    r = {"kind": kind, "seed": seed, "params": params, "backward": backward,
+         "held": status.get("held"), "rms": ours["rms_ns"] / 1e3, "max": ours["max_ns"] / 1e3}
+    p = os.path.join(d, name + ".rock.jsonl")
+    rock_estimator.run(csvp, side, p)
+    rock = sc.score(samples, sc.load_estimates(p, ids))
+    r.update(rock_rms=rock["rms_ns"] / 1e3, rock_max=rock["max_ns"] / 1e3)
+    best = []
+    for m in ("hull", "olson"):
+        p = os.path.join(d, f"{name}.{m}.jsonl")
+        causal_reference.run(m, csvp, side, p)
+        best.append(sc.score(samples, sc.load_estimates(p, ids))["rms_ns"] / 1e3)
+    r["best_causal"] = min(best)
+    if tmp:
+        tmp.cleanup()
+    return r
+
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2) if n else float("nan")
+
+
+def ratio(a, b):
+    return a / b if b > 0 else (1.0 if a <= 0 else float("inf"))
+
+
+def table(records, kinds, markdown):
+    head = ["kind", "draws", "RMS <= Rock", "RMS <= max(5us, Rock/2) & max <= Rock max",
+            "median RMS/Rock", "worst RMS/Rock", "median RMS/best causal", "backward"]
+    rows = []
+    for kind in kinds + ["all"]:
+        rs = [r for r in records if r["kind"] == kind or (kind == "all" and len(kinds) > 1)]
+        if not rs or (kind == "all" and len(kinds) == 1):
+            continue
+        a = sum(r["rms"] <= r["rock_rms"] for r in rs)
+        b = sum(r["rms"] <= max(5.0, 0.5 * r["rock_rms"]) and r["max"] <= r["rock_max"] for r in rs)
+        rat = [ratio(r["rms"], r["rock_rms"]) for r in rs]
+        worst = max(rs, key=lambda r: ratio(r["rms"], r["rock_rms"]))
+        rows.append([kind, str(len(rs)), f"{100 * a / len(rs):.1f} %", f"{100 * b / len(rs):.1f} %",
+                     f"{median(rat):.3f}", f"{max(rat):.2f} (seed {worst['seed']})",
+                     f"{median([ratio(r['rms'], r['best_causal']) for r in rs]):.2f}",
+                     str(sum(r["backward"] for r in rs))])
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+        for row in [head] + rows:
+            print("  ".join(c.ljust(w[i]) for i, c in enumerate(row)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--draws", type=int, default=20, help="draws per kind")
+    ap.add_argument("--first", type=int, default=0, help="first draw number")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kinds", default=None,
+                    help="comma-separated kinds (default: all but the issue's table kinds)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/syncline"))
+    ap.add_argument("--shared", default=os.environ.get("SYNCLINE_SHARED", os.path.join(os.path.dirname(ROOT), "shared")))
+    ap.add_argument("--keep", default=None, help="write the draws and outputs here")
+    ap.add_argument("--out", default=None, help="write one JSON record per draw here")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--quiet", action="store_true", help="no line per draw")
+    a = ap.parse_args()
+    kinds = a.kinds.split(",") if a.kinds else [k for k in KINDS if k not in TABLE]
+    for k in kinds:
+        if k not in KINDS:
+            ap.error(f"unknown kind {k}")
+    args = {"bin": a.bin, "shared": a.shared, "keep": a.keep}
+    jobs = [(k, a.seed * 100000 + KINDS.index(k) * 1000 + i, args)
+            for i in range(a.first, a.first + a.draws) for k in kinds]
+    records = []
+    out = open(a.out, "w") if a.out else None
+    with multiprocessing.Pool(a.jobs) as pool:
+        for r in pool.imap_unordered(run_one, jobs):
+            records.append(r)
+            if out:
+                out.write(json.dumps(r) + "\n")
+                out.flush()
+            if not a.quiet:
+                print(f"{r['kind']:13} {r['seed']:8} P {r['params']['period_ns'] / 1e6:8.3f} ms "
+                      f"jit {r['params']['jitter_periods']:7.3f} {r['params']['law']:12} "
+                      f"syncline {r['rms']:9.1f}/{r['max']:9.0f} rock {r['rock_rms']:9.1f}/{r['rock_max']:9.0f} "
+                      f"causal {r['best_causal']:9.1f} back {r['backward']}", flush=True)
+    print()
+    table(records, kinds, a.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
