@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod align;
+mod analyze;
 mod associate;
 mod error;
 mod estimate;
@@ -41,6 +42,10 @@ enum Command {
     Timer(timer::TimerArgs),
     /// Timestamp estimator replay: acquisition times from arrival times.
     Estimate(estimate::EstimateArgs),
+    /// Timing report of a recording (MCAP or event CSV): per topic rate,
+    /// jitter, gaps and presumed losses, out-of-order and duplicate stamps,
+    /// latency (log_time minus header stamp).
+    Analyze(analyze::AnalyzeArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -50,6 +55,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Align(args) => align::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Estimate(args) => estimate::run(args),
+        Command::Analyze(args) => analyze::run(args),
     }
 }
 
