@@ -72,6 +72,8 @@ pub struct TopicTiming {
     first: Vec<i64>,
     /// The first block's median interval: the provisional period.
     p0: Option<i64>,
+    /// The period numbering uses: `p0`, then the fit at each block's end.
+    period: f64,
     /// Numbering origin: the first sorted stamp.
     origin: i64,
     last: Option<(i64, i64)>,
@@ -235,19 +237,10 @@ impl TopicTiming {
         let mid = dts.len() / 2;
         let (_, &mut median, _) = dts.select_nth_unstable(mid);
         self.p0 = Some(median);
+        self.period = median as f64;
         self.origin = first[0];
         for t in first {
             self.number(t, median);
-        }
-    }
-
-    /// The period to number with: the running fit once it has two blocks'
-    /// worth of numbers, else the provisional one.
-    fn current_period(&self, p0: i64) -> f64 {
-        if self.n as usize >= 2 * BLOCK {
-            self.fit_period(p0).unwrap_or(p0 as f64)
-        } else {
-            p0 as f64
         }
     }
 
@@ -265,11 +258,11 @@ impl TopicTiming {
         let k = match self.last {
             None => 0,
             Some((lk, lt)) => {
-                let dt = (i128::from(t) - i128::from(lt)) as f64;
+                let dt = t.saturating_sub(lt) as f64;
                 if dt <= 0.0 {
                     lk
                 } else {
-                    let p = self.current_period(p0);
+                    let p = self.period;
                     let steps = (dt / p).round();
                     if dt > 1.5 * p {
                         self.gaps += 1;
@@ -290,6 +283,12 @@ impl TopicTiming {
         self.block.push((k, t));
         if self.block.len() >= BLOCK {
             self.close_block(false);
+            // From two blocks on, number with the running fit.
+            if self.n as usize >= 2 * BLOCK
+                && let Some(p) = self.fit_period(p0).filter(|p| p.is_finite() && *p > 0.0)
+            {
+                self.period = p;
+            }
         }
     }
 
@@ -381,4 +380,119 @@ fn fit_line(block: &[(i64, i64)]) -> Option<Line> {
         at_k0: my - slope * mx,
         slope,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A stream longer than a block, the reorder buffer and the exact
+    /// quantiles: exact period, losses, order counts, and zero jitter.
+    fn long_stream(
+        period: i64,
+        start: i64,
+        n: usize,
+        events: &[(u16, u8)],
+    ) -> (Vec<i64>, u64, u64) {
+        let mut k = 0i64;
+        let mut stamps = Vec::with_capacity(n + 16);
+        let (mut gaps, mut lost) = (0, 0);
+        let mut next_event = events.iter().peekable();
+        let mut i = 0usize;
+        while stamps.len() < n {
+            let mut t = start + k * period;
+            if let Some(&&(at, kind)) = next_event.peek()
+                && usize::from(at) * 7 <= i
+            {
+                next_event.next();
+                match kind % 3 {
+                    0 if !stamps.is_empty() => {
+                        let run = i64::from(kind % 5) + 1;
+                        k += run;
+                        gaps += 1;
+                        lost += run as u64;
+                        t = start + k * period;
+                    }
+                    1 => stamps.push(t),
+                    _ => {
+                        stamps.push(t + period);
+                        k += 1;
+                    }
+                }
+            }
+            stamps.push(t);
+            k += 1;
+            i += 1;
+        }
+        (stamps, gaps, lost)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        #[test]
+        fn long_streams_are_recovered_exactly(
+            period in 100_000i64..100_000_000,
+            start in -1_000_000_000_000i64..1_800_000_000_000_000_000,
+            n in 9000usize..20_000,
+            mut events in prop::collection::vec((0u16..3000, any::<u8>()), 0..200),
+        ) {
+            events.sort_unstable();
+            let (stamps, gaps, lost) = long_stream(period, start, n, &events);
+            let mut timing = TopicTiming::new();
+            for &t in &stamps {
+                timing.push(t, Some(t + 1_000));
+            }
+            let r = timing.finish();
+            let (mut ooo, mut dup) = (0, 0);
+            for w in stamps.windows(2) {
+                ooo += u64::from(w[1] < w[0]);
+                dup += u64::from(w[1] == w[0]);
+            }
+            prop_assert_eq!(r.count, stamps.len() as u64);
+            prop_assert_eq!(r.period_ns, Some(period));
+            prop_assert_eq!(r.gaps, gaps);
+            prop_assert_eq!(r.lost, lost);
+            prop_assert_eq!(r.out_of_order, ooo);
+            prop_assert_eq!(r.duplicates, dup);
+            prop_assert_eq!(r.unsorted, 0);
+            prop_assert_eq!(r.jitter_ns, Some(Jitter { rms: 0, p99: 0 }));
+            prop_assert_eq!(r.latency_ns, Some(Latency { min: 1_000, median: 1_000, p99: 1_000, max: 1_000 }));
+        }
+    }
+
+    #[test]
+    fn jitter_of_a_known_pattern_and_stamps_too_late_to_sort() {
+        // Deviations +d, -d alternating around a 1 ms clock: rms d, p99 d
+        // (within the least squares line's own small tilt).
+        let mut timing = TopicTiming::new();
+        for k in 0..1000i64 {
+            let d = if k % 2 == 0 { 3_000 } else { -3_000 };
+            timing.push(k * 1_000_000 + d, None);
+        }
+        let r = timing.finish();
+        assert_eq!(r.period_ns, Some(1_000_000));
+        let j = r.jitter_ns.unwrap();
+        assert!(
+            (j.rms - 3_000).abs() <= 3 && (j.p99 - 3_000).abs() <= 12,
+            "{j:?}"
+        );
+        assert_eq!(r.latency_ns, None);
+        // A stamp far older than the reorder buffer reaches is counted.
+        let mut timing = TopicTiming::new();
+        for k in 0..(REORDER_CAP as i64 + 10) {
+            timing.push(1_000 + k * 10, None);
+        }
+        timing.push(0, None);
+        let r = timing.finish();
+        assert_eq!((r.unsorted, r.out_of_order), (1, 1));
+        assert_eq!(r.period_ns, Some(10));
+        // One stamp, or only equal stamps: no period.
+        let mut one = TopicTiming::new();
+        one.push(5, None);
+        one.push(5, None);
+        let r = one.finish();
+        assert_eq!((r.period_ns, r.duplicates, r.jitter_ns), (None, 1, None));
+    }
 }

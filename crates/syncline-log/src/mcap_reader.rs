@@ -27,6 +27,9 @@ pub const MCAP_MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
 /// an allocation.
 pub const DEFAULT_RECORD_LIMIT: usize = 256 << 20;
 
+/// The least the reader reads from its source at a time.
+const READ_SIZE: usize = 1 << 16;
+
 /// Where a channel's message stamps come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StampSource {
@@ -109,7 +112,8 @@ pub struct McapReader<R> {
     fed: u64,
     schemas: HashMap<u16, SchemaInfo>,
     channels: Vec<ChannelInfo>,
-    by_id: HashMap<u16, usize>,
+    /// Channel id -> index, `u32::MAX` where undefined.
+    by_id: Vec<u32>,
     keep_data: bool,
     data: Vec<u8>,
     done: bool,
@@ -146,7 +150,7 @@ impl<R: Read> McapReader<R> {
             fed: 0,
             schemas: HashMap::new(),
             channels: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: vec![u32::MAX; 1 << 16],
             keep_data: false,
             data: Vec::new(),
             done: false,
@@ -214,7 +218,10 @@ impl<R: Read> McapReader<R> {
             };
             match event {
                 LinearReadEvent::ReadRequest(need) => {
-                    let buf = self.reader.insert(need);
+                    // Feed at least READ_SIZE: the reader asks for each
+                    // record's bytes in turn, and one read per message
+                    // would cost more than the message's analysis.
+                    let buf = self.reader.insert(need.max(READ_SIZE));
                     let n = loop {
                         match self.source.read(buf) {
                             Ok(n) => break n,
@@ -240,9 +247,11 @@ impl<R: Read> McapReader<R> {
                         let sequence = u32::from_le_bytes([head[2], head[3], head[4], head[5]]);
                         let log_time = u64::from_le_bytes(le8(&head[6..14]));
                         let publish_time = u64::from_le_bytes(le8(&head[14..22]));
-                        let Some(&index) = self.by_id.get(&channel_id) else {
+                        let index = self.by_id[usize::from(channel_id)];
+                        if index == u32::MAX {
                             break Err("message on a channel that was not defined before it");
-                        };
+                        }
+                        let index = index as usize;
                         let body = &data[22..];
                         let stamp = match self.channels[index].stamp_source {
                             StampSource::Header => header_stamp(body),
@@ -271,7 +280,7 @@ impl<R: Read> McapReader<R> {
                     },
                     op::CHANNEL => match mcap::parse_record(opcode, data) {
                         Ok(mcap::records::Record::Channel(ch)) => {
-                            if self.by_id.contains_key(&ch.id) {
+                            if self.by_id[usize::from(ch.id)] != u32::MAX {
                                 // Repeated in the summary section: the first one stands.
                                 continue;
                             }
@@ -297,7 +306,7 @@ impl<R: Read> McapReader<R> {
                                     StampSource::LogTime
                                 },
                             });
-                            self.by_id.insert(ch.id, index);
+                            self.by_id[usize::from(ch.id)] = index as u32;
                         }
                         _ => break Err("malformed channel record"),
                     },
