@@ -6,14 +6,14 @@
 //! bounded per topic, whatever the recording's length.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::BufRead;
 
 use clap::Args;
 use serde::Serialize;
-use syncline_log::{LogError, McapReader, StampSource, Timing, TopicTiming, looks_like_mcap};
+use syncline_log::{LogError, McapReader, StampSource, Timing, TopicTiming};
 
 use crate::error::CliError;
+use crate::events::{mcap_error, open_buffered, sniff_mcap};
 use crate::input::CsvInput;
 use crate::output::Output;
 
@@ -69,33 +69,10 @@ struct Slot {
     timing: TopicTiming,
 }
 
-/// Opens the input (a file or `-`) with a buffer, to sniff its first bytes.
-fn open(path: &str) -> Result<Box<dyn BufRead>, CliError> {
-    let io_err = |source| CliError::Io {
-        file: path.to_string(),
-        source,
-    };
-    let source: Box<dyn Read> = if path == "-" {
-        Box::new(io::stdin().lock())
-    } else {
-        Box::new(File::open(path).map_err(io_err)?)
-    };
-    Ok(Box::new(BufReader::with_capacity(1 << 18, source)))
-}
-
-/// Whether the input is MCAP: its magic, or (empty or damaged) its name.
-fn is_mcap(path: &str, input: &mut dyn BufRead) -> Result<bool, CliError> {
-    let head = input.fill_buf().map_err(|source| CliError::Io {
-        file: path.to_string(),
-        source,
-    })?;
-    Ok(looks_like_mcap(head) || path.to_ascii_lowercase().ends_with(".mcap"))
-}
-
 /// Runs `syncline analyze`.
 pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
-    let mut input = open(&args.file)?;
-    let mcap = is_mcap(&args.file, input.as_mut())?;
+    let mut input = open_buffered(&args.file)?;
+    let mcap = sniff_mcap(&args.file, input.as_mut())?;
     let (slots, damaged) = if mcap {
         read_mcap(&args, input)?
     } else {
@@ -153,16 +130,7 @@ fn damage(args: &AnalyzeArgs, e: LogError) -> Result<String, CliError> {
             eprintln!("syncline: warning: {e}; reporting what was read before it");
             Ok(e.to_string())
         }
-        LogError::Malformed {
-            file,
-            offset,
-            message,
-        } => Err(CliError::Input {
-            file,
-            line: None,
-            message: format!("at byte offset {offset}: {message}"),
-        }),
-        LogError::Io { file, source } => Err(CliError::Io { file, source }),
+        e => Err(mcap_error(e)),
     }
 }
 

@@ -9,8 +9,7 @@
 //! per row in steady state), so a command writes its output for earlier rows
 //! before a bad row ends the run.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 
 use crate::error::CliError;
 
@@ -69,19 +68,6 @@ fn strip_eol(s: &[u8]) -> &[u8] {
 }
 
 impl CsvInput {
-    /// Opens `path` (`-` for standard input) and reads its header row.
-    pub fn open(path: &str) -> Result<Self, CliError> {
-        let source: Box<dyn Read> = if path == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            Box::new(File::open(path).map_err(|source| CliError::Io {
-                file: path.to_string(),
-                source,
-            })?)
-        };
-        Self::from_reader(path, source)
-    }
-
     /// Reads CSV from any reader; `name` is used in error messages.
     pub fn from_reader(name: &str, source: Box<dyn Read>) -> Result<Self, CliError> {
         let mut input = CsvInput {

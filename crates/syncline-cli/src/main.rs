@@ -14,6 +14,7 @@ mod analyze;
 mod associate;
 mod error;
 mod estimate;
+mod events;
 mod input;
 mod output;
 mod sync;

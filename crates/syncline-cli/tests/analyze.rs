@@ -16,10 +16,13 @@ use proptest::prelude::*;
 use serde_json::Value;
 use syncline_log::cdr::encode_header_message;
 
-const REAL: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/real/mcap"
-);
+/// The shared data folder: `SYNCLINE_SHARED`, else `../shared` beside the workspace.
+fn shared() -> PathBuf {
+    std::env::var_os("SYNCLINE_SHARED").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    )
+}
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_syncline"))
@@ -52,7 +55,8 @@ fn topic<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 fn real(name: &str) -> String {
-    format!("{REAL}/{name}")
+    let path = shared().join("data/real/mcap").join(name);
+    path.to_str().unwrap().to_string()
 }
 
 fn temp_dir() -> PathBuf {
@@ -404,9 +408,18 @@ fn plan_strategy() -> impl Strategy<Value = Plan> {
         prop::collection::vec((any::<u8>(), any::<u8>(), -1_000_000i64..50_000_000), 1..64),
     )
         .prop_map(|(period, start, n, choices)| plan(period, start, n, &choices))
-        // A run of equal stamps alone gives no period.
-        .prop_filter("two distinct stamps", |p| {
-            p.stamps.iter().any(|&t| t != p.stamps[0])
+        // The period is identifiable: most intervals (in stamp order) are
+        // one period (a lone interval across a loss is not).
+        .prop_filter("the median interval is the period", |p| {
+            let mut sorted = p.stamps.clone();
+            sorted.sort_unstable();
+            let mut dts: Vec<i64> = sorted
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .filter(|&d| d > 0)
+                .collect();
+            dts.sort_unstable();
+            !dts.is_empty() && dts[dts.len() / 2] == p.period
         })
 }
 
