@@ -329,12 +329,12 @@ impl TopicTiming {
         let period = period.filter(|p| p.is_finite() && *p > 0.0);
         let jitter = (self.jitter_n > 0 && period.is_some()).then(|| Jitter {
             rms: (self.sq_jitter / self.jitter_n as f64).sqrt().round() as i64,
-            p99: self.jitter.quantile(0.99).unwrap_or(0),
+            p99: self.jitter.percentile(99).unwrap_or(0),
         });
         let latency = (self.latency.count() > 0).then(|| Latency {
             min: self.latency.min().unwrap_or(0),
-            median: self.latency.quantile(0.5).unwrap_or(0),
-            p99: self.latency.quantile(0.99).unwrap_or(0),
+            median: self.latency.percentile(50).unwrap_or(0),
+            p99: self.latency.percentile(99).unwrap_or(0),
             max: self.latency.max().unwrap_or(0),
         });
         Timing {

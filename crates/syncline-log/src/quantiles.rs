@@ -114,11 +114,22 @@ impl Quantiles {
     /// The `q`-quantile (`0 <= q <= 1`) by nearest rank: the value of rank
     /// `ceil(q * n)` (at least 1) in increasing order. `None` when empty.
     pub fn quantile(&mut self, q: f64) -> Option<i64> {
+        let n = self.count;
+        self.by_rank(((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n.max(1)))
+    }
+
+    /// The `p`-th percentile (`p <= 100`) by nearest rank: the value of rank
+    /// `ceil(p * n / 100)` (at least 1), in integer arithmetic.
+    pub fn percentile(&mut self, p: u32) -> Option<i64> {
+        let n = self.count;
+        let rank = (u128::from(p.min(100)) * u128::from(n)).div_ceil(100) as u64;
+        self.by_rank(rank.clamp(1, n.max(1)))
+    }
+
+    fn by_rank(&mut self, rank: u64) -> Option<i64> {
         if self.count == 0 {
             return None;
         }
-        let n = self.count;
-        let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n);
         if self.is_exact() {
             if !self.sorted {
                 self.exact.sort_unstable();
