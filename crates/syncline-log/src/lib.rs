@@ -10,6 +10,8 @@
 //!   XCDR2) and whether a `ros2msg` / `ros2idl` schema starts with a header.
 //! * [`analysis`]: per-topic rate, jitter, gaps and losses, order and
 //!   latency, in bounded memory.
+//! * [`replay`]: a recording as a `Stream` of stamped messages, as fast as
+//!   possible or at recorded speed on any clock.
 #![forbid(unsafe_code)]
 
 pub mod analysis;
@@ -17,6 +19,7 @@ pub mod cdr;
 mod error;
 mod mcap_reader;
 pub mod quantiles;
+pub mod replay;
 
 pub use analysis::{Timing, TopicTiming};
 pub use error::LogError;
