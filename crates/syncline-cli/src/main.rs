@@ -17,6 +17,7 @@ mod estimate;
 mod events;
 mod input;
 mod output;
+mod plot;
 mod sync;
 mod timer;
 
@@ -47,6 +48,9 @@ enum Command {
     /// jitter, gaps and presumed losses, out-of-order and duplicate stamps,
     /// latency (log_time minus header stamp).
     Analyze(analyze::AnalyzeArgs),
+    /// Timing figures of a recording (PNG and SVG): inter-arrival times,
+    /// latency, jitter histogram, ApproximateTime set spread.
+    Plot(plot::PlotArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -57,6 +61,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Timer(args) => timer::run(args),
         Command::Estimate(args) => estimate::run(args),
         Command::Analyze(args) => analyze::run(args),
+        Command::Plot(args) => plot::run(args),
     }
 }
 
