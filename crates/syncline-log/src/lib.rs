@@ -12,6 +12,9 @@
 //!   latency, in bounded memory.
 //! * [`replay`]: a recording as a `Stream` of stamped messages, as fast as
 //!   possible or at recorded speed on any clock.
+//! * [`record`]: a live pipeline's messages and statuses to MCAP on a
+//!   writer thread fed by a bounded channel, what could not be written
+//!   counted.
 #![forbid(unsafe_code)]
 
 pub mod analysis;
@@ -19,6 +22,7 @@ pub mod cdr;
 mod error;
 mod mcap_reader;
 pub mod quantiles;
+pub mod record;
 pub mod replay;
 
 pub use analysis::{Timing, TopicTiming};
