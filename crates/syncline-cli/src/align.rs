@@ -5,7 +5,8 @@ use syncline::core::aligner::{Aligner, AlignerConfig, DropReason, Push, StreamCo
 use syncline::{TimeDelta, Timestamp};
 
 use crate::error::CliError;
-use crate::input::{CsvInput, parse_i64};
+use crate::events::EventInput;
+use crate::input::parse_i64;
 use crate::output::Output;
 
 /// Replay streams in timestamp order (Rock's StreamAligner rule).
@@ -29,7 +30,9 @@ pub struct AlignArgs {
     /// Write the output here instead of standard output.
     #[arg(long = "output", value_name = "FILE")]
     output: Option<String>,
-    /// The input CSV (`-` for standard input).
+    /// The input: an event CSV (`-` for standard input) or an MCAP
+    /// recording (stamps from the header, arrival from log_time; the
+    /// messages of the --stream topics only).
     input: String,
 }
 
@@ -170,14 +173,7 @@ impl Events {
 /// Runs `syncline align`.
 pub fn run(args: AlignArgs) -> Result<(), CliError> {
     let (timeout, specs) = parse_flags(&args)?;
-    let mut input = CsvInput::open(&args.input)?;
-    let topic_col = input.require("topic")?;
-    let stamp_col = input.require("stamp_ns")?;
-    let arrival_col = if args.wall_timeout {
-        Some(input.require("arrival_ns")?)
-    } else {
-        input.column("arrival_ns")
-    };
+    let mut input = EventInput::open(&args.input, args.wall_timeout)?;
 
     let mut aligner = Aligner::new(AlignerConfig {
         timeout: TimeDelta::from_nanos(timeout),
@@ -199,19 +195,11 @@ pub fn run(args: AlignArgs) -> Result<(), CliError> {
         prefixes,
     };
 
-    while let Some(pos) = input.next_row()? {
-        let Some(topic) = input.cell(topic_col) else {
-            return Err(input.row_error(pos, "column `topic` is empty"));
-        };
-        let Some(k) = specs.iter().position(|s| s.name.as_bytes() == topic) else {
-            let topic = String::from_utf8_lossy(topic).into_owned();
-            return Err(input.row_error(pos, format!("unknown topic `{topic}`")));
-        };
-        let stamp = Timestamp::from_nanos(input.required_i64(stamp_col, pos)?);
-        let arrival = match arrival_col {
-            Some(col) => input.i64_cell(col, pos)?,
-            None => None,
-        };
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    while let Some(ev) = input.next(&names, "")? {
+        let (pos, k) = (ev.pos, ev.topic);
+        let stamp = Timestamp::from_nanos(ev.stamp);
+        let arrival = ev.arrival;
         let Some(&id) = stream_ids.get(k) else {
             return Err(input.row_error(pos, "internal: no handle for this stream"));
         };
@@ -239,6 +227,9 @@ pub fn run(args: AlignArgs) -> Result<(), CliError> {
             }
         }
         events.drain(&mut aligner)?;
+    }
+    for missing in input.missing_topics(&names) {
+        eprintln!("syncline: warning: --stream: the recording has no topic `{missing}`");
     }
     aligner.finish();
     events.drain(&mut aligner)?;

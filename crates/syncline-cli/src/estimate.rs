@@ -6,6 +6,7 @@ use syncline::core::estimator::{Estimator, EstimatorConfig, EstimatorError};
 use syncline::{TimeDelta, Timestamp};
 
 use crate::error::CliError;
+use crate::events::{EventInput, open_buffered, sniff_mcap};
 use crate::input::CsvInput;
 use crate::output::Output;
 
@@ -40,7 +41,13 @@ pub struct EstimateArgs {
     /// Write to FILE instead of standard output.
     #[arg(long)]
     output: Option<String>,
-    /// Input CSV (`-` for standard input).
+    /// With an MCAP input: the topic whose arrivals (log_time) are the
+    /// samples; each output line also carries the message's `stamp_ns`
+    /// (its header stamp, else its log_time) and `arrival_ns`.
+    #[arg(long, value_name = "TOPIC")]
+    topics: Option<String>,
+    /// Input: a CSV of events (`event,time_ns[,index]`; `-` for standard
+    /// input) or an MCAP recording (with --topics).
     input: String,
 }
 
@@ -67,7 +74,11 @@ fn config(args: &EstimateArgs) -> Result<EstimatorConfig, CliError> {
 pub fn run(args: EstimateArgs) -> Result<(), CliError> {
     let mut est =
         Estimator::new(config(&args)?).map_err(|e| CliError::flag("--window-ns", e.to_string()))?;
-    let mut input = CsvInput::open(&args.input)?;
+    let mut source = open_buffered(&args.input)?;
+    if sniff_mcap(&args.input, source.as_mut())? {
+        return run_mcap(&args, est, EventInput::mcap(&args.input, source));
+    }
+    let mut input = CsvInput::from_reader(&args.input, source)?;
     let mut out = Output::open(args.output.as_deref())?;
     let event_col = input.require("event")?;
     let time_col = input.require("time_ns")?;
@@ -133,6 +144,58 @@ pub fn run(args: EstimateArgs) -> Result<(), CliError> {
             status: est.status(),
         })?;
         out.raw(b"\n")?;
+    }
+    out.flush()
+}
+
+/// The estimator on one topic of an MCAP recording: each message is a
+/// sample that arrived at its `log_time`.
+fn run_mcap(
+    args: &EstimateArgs,
+    mut est: Estimator,
+    mut input: EventInput,
+) -> Result<(), CliError> {
+    let Some(topic) = args.topics.as_deref() else {
+        return Err(CliError::flag(
+            "--topics",
+            "an MCAP input needs the topic to estimate (--topics /imu)",
+        ));
+    };
+    if topic.contains(',') {
+        return Err(CliError::flag("--topics", "estimate takes one topic"));
+    }
+    let mut out = Output::open(args.output.as_deref())?;
+    let topics = [topic];
+    while let Some(ev) = input.next(&topics, "")? {
+        let arrival = ev.arrival.unwrap_or(ev.stamp);
+        out.raw(b"{\"id\": ")?;
+        out.int(ev.pos.id)?;
+        out.raw(b", \"estimate_ns\": ")?;
+        match est.update(Timestamp::from_nanos(arrival)) {
+            Ok(e) => out.int(e.stamp.as_nanos())?,
+            Err(e) => {
+                out.int(arrival)?;
+                let reason = match e {
+                    EstimatorError::Backwards { .. } => "backwards",
+                    _ => "invalid",
+                };
+                out.raw(b", \"rejected\": ")?;
+                out.string(reason)?;
+            }
+        }
+        out.raw(b", \"stamp_ns\": ")?;
+        out.int(ev.stamp)?;
+        out.raw(b", \"arrival_ns\": ")?;
+        out.int(arrival)?;
+        out.raw(b"}\n")?;
+    }
+    for missing in input.missing_topics(&topics) {
+        eprintln!("syncline: warning: --topics: the recording has no topic `{missing}`");
+    }
+    if args.status {
+        out.raw(b"{\"status\": ")?;
+        out.json(&est.status())?;
+        out.raw(b"}\n")?;
     }
     out.flush()
 }

@@ -9,10 +9,29 @@
 //! per row in steady state), so a command writes its output for earlier rows
 //! before a bad row ends the run.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 
 use crate::error::CliError;
+
+/// The longest record the reader accepts, in bytes (1 MiB).
+pub const MAX_RECORD: usize = 1 << 20;
+
+/// The UTF-8 byte-order mark, stripped before the first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// At most this many characters of a cell are quoted in an error message.
+const SHOWN: usize = 40;
+
+/// A cell as an error message shows it: at most [`SHOWN`] characters.
+pub fn shown(cell: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&cell[..cell.len().min(4 * SHOWN)]);
+    if text.chars().count() > SHOWN || cell.len() > 4 * SHOWN {
+        let cut: String = text.chars().take(SHOWN).collect();
+        format!("{cut}... ({} bytes)", cell.len())
+    } else {
+        text.into_owned()
+    }
+}
 
 /// A streaming CSV reader over a file or standard input (`-`).
 pub struct CsvInput {
@@ -69,19 +88,6 @@ fn strip_eol(s: &[u8]) -> &[u8] {
 }
 
 impl CsvInput {
-    /// Opens `path` (`-` for standard input) and reads its header row.
-    pub fn open(path: &str) -> Result<Self, CliError> {
-        let source: Box<dyn Read> = if path == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            Box::new(File::open(path).map_err(|source| CliError::Io {
-                file: path.to_string(),
-                source,
-            })?)
-        };
-        Self::from_reader(path, source)
-    }
-
     /// Reads CSV from any reader; `name` is used in error messages.
     pub fn from_reader(name: &str, source: Box<dyn Read>) -> Result<Self, CliError> {
         let mut input = CsvInput {
@@ -104,13 +110,30 @@ impl CsvInput {
             .iter()
             .map(|&(s, e)| input.cells[s..e].to_vec())
             .collect();
+        for (i, name) in input.header.iter().enumerate() {
+            if !name.is_empty() && input.header[..i].contains(name) {
+                return Err(input.error_at(
+                    Some(input.header_line),
+                    format!("duplicated column `{}`", shown(name)),
+                ));
+            }
+        }
         Ok(input)
     }
 
-    /// Reads one physical line into the end of `text`; false at end of input.
+    /// Reads one physical line into the end of `text`; false at end of
+    /// input. A record (one line, or the lines of a quoted cell that spans
+    /// several) longer than [`MAX_RECORD`] bytes is an error: memory stays
+    /// bounded whatever the input.
     fn read_line(&mut self) -> Result<bool, CliError> {
-        let n = self
-            .source
+        let too_long = |_line: u64| format!("record too long (more than {MAX_RECORD} bytes)");
+        let room = (MAX_RECORD + 1).saturating_sub(self.text.len()) as u64;
+        let start = self.text.len();
+        if room == 0 {
+            return Err(self.error_at(Some(self.line + 1), too_long(self.line + 1)));
+        }
+        let n = (&mut self.source)
+            .take(room)
             .read_until(b'\n', &mut self.text)
             .map_err(|source| CliError::Io {
                 file: self.file.clone(),
@@ -120,6 +143,12 @@ impl CsvInput {
             return Ok(false);
         }
         self.line += 1;
+        if self.line == 1 && self.text[start..].starts_with(BOM) {
+            self.text.drain(start..start + BOM.len());
+        }
+        if self.text.len() > MAX_RECORD {
+            return Err(self.error_at(Some(self.line), too_long(self.line)));
+        }
         Ok(true)
     }
 
@@ -259,7 +288,7 @@ impl CsvInput {
                     format!(
                         "column `{}`: `{}` is not an integer",
                         self.header_name(col),
-                        String::from_utf8_lossy(c)
+                        shown(c)
                     ),
                 )
             }),
@@ -273,7 +302,7 @@ impl CsvInput {
         let Some(c) = self.cell(col) else {
             return Ok(None);
         };
-        let text = String::from_utf8_lossy(c);
+        let text = String::from_utf8_lossy(&c[..c.len().min(64)]);
         let digits = text.strip_prefix('+').unwrap_or(&text);
         if digits.starts_with(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
             && let Ok(v) = digits.parse::<u64>()
@@ -287,7 +316,7 @@ impl CsvInput {
         };
         Err(self.error_at(
             Some(pos.line),
-            format!("column `{}`: `{text}` {why}", self.header_name(col)),
+            format!("column `{}`: `{}` {why}", self.header_name(col), shown(c)),
         ))
     }
 
@@ -303,10 +332,7 @@ impl CsvInput {
 
     /// The name of column `col` as written in the header.
     pub fn header_name(&self, col: usize) -> String {
-        self.header
-            .get(col)
-            .map(|h| String::from_utf8_lossy(h).into_owned())
-            .unwrap_or_default()
+        self.header.get(col).map(|h| shown(h)).unwrap_or_default()
     }
 
     /// An input error at `line` of this file.
@@ -466,5 +492,54 @@ mod tests {
         assert!(err.to_string().starts_with("t.csv:3: "), "{err}");
         let mut inp = input("a\nx\"y\n");
         assert!(inp.next_row().is_err());
+    }
+
+    #[test]
+    fn bom_is_stripped_and_duplicated_columns_are_an_error() {
+        let mut inp = input("\u{feff}topic,stamp_ns\na,1\n");
+        let t = inp.require("topic").unwrap();
+        inp.next_row().unwrap().unwrap();
+        assert_eq!(inp.cell(t), Some(&b"a"[..]));
+        let err = CsvInput::from_reader("d.csv", Box::new(&b"# c\nstamp_ns,topic, stamp_ns\n"[..]))
+            .err()
+            .unwrap();
+        assert_eq!(err.to_string(), "d.csv:2: duplicated column `stamp_ns`");
+        assert_eq!(err.exit_code(), 2);
+        // A BOM elsewhere is data.
+        let mut inp = input("a\n\u{feff}x\n");
+        inp.next_row().unwrap().unwrap();
+        assert_eq!(inp.cell(0), Some("\u{feff}x".as_bytes()));
+    }
+
+    #[test]
+    fn a_line_too_long_is_an_error_naming_it_and_cells_are_shown_short() {
+        let mut text = b"topic,stamp_ns\na,1\nb,".to_vec();
+        text.extend(std::iter::repeat_n(b'7', MAX_RECORD + 10));
+        text.extend_from_slice(b"\nc,2\n");
+        let mut inp = CsvInput::from_reader("l.csv", Box::new(std::io::Cursor::new(text))).unwrap();
+        inp.next_row().unwrap().unwrap();
+        let err = inp.next_row().unwrap_err();
+        assert!(
+            err.to_string().starts_with("l.csv:3: record too long"),
+            "{err}"
+        );
+        // An unterminated quote cannot swallow the input either.
+        let mut text = b"a\n\"".to_vec();
+        text.extend(b"x\n".repeat(MAX_RECORD));
+        let mut inp = CsvInput::from_reader("q.csv", Box::new(std::io::Cursor::new(text))).unwrap();
+        assert!(
+            inp.next_row()
+                .unwrap_err()
+                .to_string()
+                .contains("record too long")
+        );
+        // A huge bad cell is quoted short.
+        let mut text = b"stamp_ns\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 100_000));
+        text.push(b'\n');
+        let mut inp = CsvInput::from_reader("h.csv", Box::new(std::io::Cursor::new(text))).unwrap();
+        let pos = inp.next_row().unwrap().unwrap();
+        let err = inp.required_i64(0, pos).unwrap_err().to_string();
+        assert!(err.len() < 200 && err.contains("100000 bytes"), "{err}");
     }
 }

@@ -10,11 +10,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod align;
+mod analyze;
 mod associate;
 mod error;
 mod estimate;
+mod events;
 mod input;
 mod output;
+mod plot;
 mod sync;
 mod timer;
 
@@ -41,6 +44,13 @@ enum Command {
     Timer(timer::TimerArgs),
     /// Timestamp estimator replay: acquisition times from arrival times.
     Estimate(estimate::EstimateArgs),
+    /// Timing report of a recording (MCAP or event CSV): per topic rate,
+    /// jitter, gaps and presumed losses, out-of-order and duplicate stamps,
+    /// latency (log_time minus header stamp).
+    Analyze(analyze::AnalyzeArgs),
+    /// Timing figures of a recording (PNG and SVG): inter-arrival times,
+    /// latency, jitter histogram, ApproximateTime set spread.
+    Plot(plot::PlotArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -50,6 +60,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Align(args) => align::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Estimate(args) => estimate::run(args),
+        Command::Analyze(args) => analyze::run(args),
+        Command::Plot(args) => plot::run(args),
     }
 }
 

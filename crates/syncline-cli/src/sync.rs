@@ -9,7 +9,7 @@ use syncline::core::sync::{
 use syncline::{TimeDelta, Timestamp};
 
 use crate::error::CliError;
-use crate::input::CsvInput;
+use crate::events::EventInput;
 use crate::output::Output as Out;
 
 /// Arguments of `syncline sync`.
@@ -56,7 +56,9 @@ pub struct SyncArgs {
     /// Write to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     output: Option<String>,
-    /// The input CSV (`-` for standard input).
+    /// The input: an event CSV (`-` for standard input) or an MCAP
+    /// recording (stamps from the header, arrival from log_time; the
+    /// messages of the --topics only).
     #[arg(value_name = "INPUT")]
     input: String,
 }
@@ -169,8 +171,8 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
             forbid(flag, given, policy)?;
         }
     }
-    let run = |policy: &mut dyn FnMut(&mut CsvInput, &mut Out) -> Result<(), CliError>| {
-        let mut input = CsvInput::open(&args.input)?;
+    let run = |policy: &mut dyn FnMut(&mut EventInput, &mut Out) -> Result<(), CliError>| {
+        let mut input = EventInput::open(&args.input, false)?;
         let mut out = Out::open(args.output.as_deref())?;
         let result = policy(&mut input, &mut out);
         let flushed = out.flush();
@@ -213,29 +215,19 @@ fn drive<P: SyncPolicy<u64>>(
     sync: &mut P,
     topics: &[String],
     status: bool,
-    input: &mut CsvInput,
+    input: &mut EventInput,
     out: &mut Out,
 ) -> Result<(), CliError> {
-    let topic_col = input.require("topic")?;
-    let stamp_col = input.require("stamp_ns")?;
-    let arrival_col = input.column("arrival_ns");
-    while let Some(pos) = input.next_row()? {
-        let Some(name) = input.cell(topic_col) else {
-            return Err(input.row_error(pos, "column `topic` is empty"));
-        };
-        let Some(topic) = topics.iter().position(|t| t.as_bytes() == name) else {
-            let name = String::from_utf8_lossy(name).into_owned();
-            return Err(input.row_error(pos, format!("unknown topic `{name}` (not in --topics)")));
-        };
-        let stamp = input.required_i64(stamp_col, pos)?;
-        let arrival = match arrival_col {
-            Some(c) => input.i64_cell(c, pos)?.unwrap_or(stamp),
-            None => stamp,
-        };
-        let (stamp, arrival) = (Timestamp::from_nanos(stamp), Timestamp::from_nanos(arrival));
-        // `topic` comes from the topic list, so it is always known.
-        let _ = sync.push_at(topic, stamp, pos.id, arrival);
-        write_outputs(sync, topics, pos.id, out)?;
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    while let Some(ev) = input.next(&names, " (not in --topics)")? {
+        let stamp = Timestamp::from_nanos(ev.stamp);
+        let arrival = Timestamp::from_nanos(ev.arrival.unwrap_or(ev.stamp));
+        // `ev.topic` indexes the topic list, so it is always known.
+        let _ = sync.push_at(ev.topic, stamp, ev.pos.id, arrival);
+        write_outputs(sync, topics, ev.pos.id, out)?;
+    }
+    for missing in input.missing_topics(&names) {
+        eprintln!("syncline: warning: --topics: the recording has no topic `{missing}`");
     }
     sync.finish_input();
     write_outputs(sync, topics, 0, out)?;

@@ -91,7 +91,144 @@ fn candidates(
 /// The TUM `associate.py` matching: greedy by smallest `|a - (b + offset)|`
 /// (ties by `a`, then `b`), strict `< max_difference`, one-to-one; returns
 /// `(index_in_first, index_in_second)` sorted by first stamp, then second.
+///
+/// Memory is linear in the lists' lengths whatever `max_difference`: the
+/// candidates are not built. Each stamp of the first list offers its
+/// partners one at a time, nearest first (two cursors walking away from
+/// it in the sorted second list), and a heap yields the globally smallest
+/// offer: the candidates come out in exactly the order the script sorts
+/// them, and an offer whose partner is taken is replaced by the next one.
 pub fn associate_greedy(
+    first: &[f64],
+    second: &[f64],
+    offset: f64,
+    max_difference: f64,
+) -> Vec<(usize, usize)> {
+    use std::collections::BinaryHeap;
+    let (sa, sb) = (sorted_finite(first), sorted_finite(second));
+    let shifted: Vec<f64> = sb.iter().map(|&j| second[j] + offset).collect();
+    let mut cursors: Vec<Offers> = sa
+        .iter()
+        .map(|&i| Offers::new(first[i], &shifted))
+        .collect();
+    let mut heap = BinaryHeap::with_capacity(sa.len());
+    for (pa, cur) in cursors.iter_mut().enumerate() {
+        if let Some((diff, pb)) = cur.next(&shifted, max_difference) {
+            heap.push(Offer { diff, a: pa, b: pb });
+        }
+    }
+    let mut used_b = vec![false; sb.len()];
+    let mut pairs = Vec::new();
+    while let Some(Offer { a, b, .. }) = heap.pop() {
+        if !used_b[b] {
+            used_b[b] = true;
+            pairs.push((a, b));
+        } else if let Some((diff, pb)) = cursors[a].next(&shifted, max_difference) {
+            heap.push(Offer { diff, a, b: pb });
+        }
+    }
+    pairs.sort_unstable();
+    pairs.into_iter().map(|(a, b)| (sa[a], sb[b])).collect()
+}
+
+/// A candidate on offer; the heap's greatest is the smallest
+/// `(diff, a, b)`, the order `associate.py` sorts its candidates in.
+#[derive(Debug, Clone, Copy)]
+struct Offer {
+    diff: f64,
+    a: usize,
+    b: usize,
+}
+
+impl PartialEq for Offer {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Offer {}
+
+impl PartialOrd for Offer {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Offer {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .diff
+            .total_cmp(&self.diff)
+            .then(other.a.cmp(&self.a))
+            .then(other.b.cmp(&self.b))
+    }
+}
+
+/// The partners of one stamp `a` in the sorted second list, by increasing
+/// `(difference, position)`: the right cursor walks up from the first
+/// partner `>= a`, the left one down from the last `< a`, a run of equal
+/// stamps on the left given in increasing position.
+#[derive(Debug, Clone, Copy)]
+struct Offers {
+    a: f64,
+    right: usize,
+    /// Positions below `left_end` on the left are not offered yet...
+    left_end: usize,
+    /// ...except the run being offered, `run_next..run_end`.
+    run_next: usize,
+    run_end: usize,
+}
+
+impl Offers {
+    fn new(a: f64, shifted: &[f64]) -> Self {
+        let mid = shifted.partition_point(|&c| c < a);
+        Offers {
+            a,
+            right: mid,
+            left_end: mid,
+            run_next: mid,
+            run_end: mid,
+        }
+    }
+
+    fn next(&mut self, shifted: &[f64], max_difference: f64) -> Option<(f64, usize)> {
+        if self.run_next == self.run_end && self.left_end > 0 {
+            // Open the next run of equal stamps on the left.
+            let v = shifted[self.left_end - 1];
+            let start = shifted[..self.left_end].partition_point(|&c| c < v);
+            self.run_next = start;
+            self.run_end = self.left_end;
+            self.left_end = start;
+        }
+        let left = (self.run_next < self.run_end)
+            .then(|| ((self.a - shifted[self.run_next]).abs(), self.run_next))
+            .filter(|&(d, _)| below(d, max_difference));
+        let right = shifted
+            .get(self.right)
+            .map(|&c| ((self.a - c).abs(), self.right))
+            .filter(|&(d, _)| below(d, max_difference));
+        match (left, right) {
+            (Some(l), Some(r)) if r.0.total_cmp(&l.0) == Ordering::Less => {
+                self.right += 1;
+                Some(r)
+            }
+            (Some(l), _) => {
+                self.run_next += 1;
+                Some(l)
+            }
+            (None, Some(r)) => {
+                self.right += 1;
+                Some(r)
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+/// The TUM matching from every candidate, sorted: the reference the
+/// streaming [`associate_greedy`] is tested against.
+#[cfg(test)]
+fn associate_greedy_all_candidates(
     first: &[f64],
     second: &[f64],
     offset: f64,
@@ -390,6 +527,27 @@ mod tests {
             let got: Vec<(f64, f64)> = associate_greedy(&a, &b, off, d)
                 .into_iter().map(|(i, j)| (a[i], b[j])).collect();
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn streaming_greedy_matches_sorting_every_candidate(
+            a in prop::collection::vec((0u32..40).prop_map(|k| k as f64 / 8.0), 0..40),
+            b in prop::collection::vec((0u32..40).prop_map(|k| k as f64 / 8.0), 0..40),
+            d in (1u32..200).prop_map(|k| k as f64 / 16.0),
+            off in (-16i32..16).prop_map(|k| k as f64 / 8.0),
+            odd in prop::collection::vec(prop::sample::select(vec![f64::NAN, f64::INFINITY, -0.0, 1e300]), 0..3),
+        ) {
+            // Duplicates, ties, huge windows, NaN and infinities included.
+            let mut b = b;
+            b.extend(odd);
+            prop_assert_eq!(
+                associate_greedy(&a, &b, off, d),
+                associate_greedy_all_candidates(&a, &b, off, d)
+            );
+            prop_assert_eq!(
+                associate_greedy(&b, &a, -off, d),
+                associate_greedy_all_candidates(&b, &a, -off, d)
+            );
         }
     }
 }
