@@ -302,6 +302,19 @@ mod tests {
         assert!(header_stamp(&[]).is_err());
     }
 
+    /// The head of a `sensor_msgs/Imu` written by the stand-in node of
+    /// `tests/ros2/rmw_node.py` (an implementation without syncline's code).
+    #[test]
+    fn a_message_of_another_implementation_reads() {
+        let head = [
+            0x00, 0x01, 0x00, 0x00, 0x00, 0xf1, 0x53, 0x65, 0x40, 0x4b, 0x4c, 0x00, 0x09, 0x00,
+            0x00, 0x00, b'i', b'm', b'u', b'_', b'l', b'i', b'n', b'k', 0x00,
+        ];
+        let stamp = header_stamp(&head).unwrap();
+        assert_eq!(stamp.as_nanos(), 1_700_000_000_005_000_000);
+        assert_eq!(CdrReader::new(&head).unwrap().header(), Ok((stamp, "imu_link")));
+    }
+
     #[test]
     fn fields_are_aligned_after_the_encapsulation() {
         let mut w = CdrWriter::new();
