@@ -312,7 +312,10 @@ mod tests {
         ];
         let stamp = header_stamp(&head).unwrap();
         assert_eq!(stamp.as_nanos(), 1_700_000_000_005_000_000);
-        assert_eq!(CdrReader::new(&head).unwrap().header(), Ok((stamp, "imu_link")));
+        assert_eq!(
+            CdrReader::new(&head).unwrap().header(),
+            Ok((stamp, "imu_link"))
+        );
     }
 
     #[test]

@@ -33,8 +33,10 @@ pub mod cdr;
 mod defs;
 pub mod msg;
 pub mod names;
+pub mod seq;
 
 pub use attachment::{Attachment, Gid};
 pub use cdr::{CdrReader, CdrWriter, HeaderStamp};
 pub use msg::{MessageDefinition, MessageRegistry, TypeHash, TypeName};
 pub use names::{DataKey, EntityKind, LivelinessToken, Qos, Topic};
+pub use seq::{LossTracker, SeqVerdict};
