@@ -97,6 +97,26 @@ pub fn header_stamp(bytes: &[u8]) -> Result<HeaderStamp, CdrError> {
     })
 }
 
+/// Overwrites the header stamp of a message whose first field is a
+/// `std_msgs/Header`, in its own byte order: a restamped copy of a message
+/// without decoding the rest of it.
+pub fn set_header_stamp(bytes: &mut [u8], stamp: HeaderStamp) -> Result<(), CdrError> {
+    let order = encapsulation(bytes)?;
+    let len = bytes.len();
+    let head = bytes.get_mut(4..12).ok_or(CdrError::TooShort {
+        offset: 4,
+        needed: 8,
+        len,
+    })?;
+    let (sec, nanosec) = match order {
+        ByteOrder::Little => (stamp.sec.to_le_bytes(), stamp.nanosec.to_le_bytes()),
+        ByteOrder::Big => (stamp.sec.to_be_bytes(), stamp.nanosec.to_be_bytes()),
+    };
+    head[..4].copy_from_slice(&sec);
+    head[4..].copy_from_slice(&nanosec);
+    Ok(())
+}
+
 /// Reads CDR fields in order.
 #[derive(Debug, Clone)]
 pub struct CdrReader<'a> {

@@ -36,7 +36,7 @@ pub mod names;
 pub mod seq;
 
 pub use attachment::{Attachment, Gid};
-pub use cdr::{CdrReader, CdrWriter, HeaderStamp};
+pub use cdr::{CdrReader, CdrWriter, HeaderStamp, header_stamp, set_header_stamp};
 pub use msg::{MessageDefinition, MessageRegistry, TypeHash, TypeName};
 pub use names::{DataKey, EntityKind, LivelinessToken, Qos, Topic};
 pub use seq::{LossTracker, SeqVerdict};
