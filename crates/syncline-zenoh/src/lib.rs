@@ -1,0 +1,4 @@
+//! syncline across processes and hosts, over zenoh.
+#![forbid(unsafe_code)]
+
+pub mod ros2;

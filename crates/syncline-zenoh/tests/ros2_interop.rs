@@ -1,0 +1,285 @@
+//! syncline's ROS 2 layer against an independent implementation of
+//! rmw_zenoh's wire format: the stand-in node of `tests/ros2/rmw_node.py`
+//! (Python, the PyPI package `eclipse-zenoh`, none of syncline's code),
+//! over real sockets on loopback.
+//!
+//! Where Python's zenoh is missing the tests say so and pass, unless
+//! `SYNCLINE_REQUIRE_INTEROP=1` (CI sets it, and installs the package).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures::StreamExt;
+use syncline_ros2::attachment::Attachment;
+use syncline_ros2::cdr::{CdrWriter, HeaderStamp, header_stamp};
+use syncline_zenoh::ros2::{Ros2Config, Ros2Node, StampSource, SubscribeOptions};
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ros2/rmw_node.py")
+}
+
+/// Whether the stand-in can run here; panics where CI requires it.
+fn python_zenoh() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import zenoh"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("SYNCLINE_REQUIRE_INTEROP").as_deref() != Ok("1"),
+            "python3 -c 'import zenoh' fails: pip install eclipse-zenoh"
+        );
+        eprintln!("skipped: Python's zenoh (pip install eclipse-zenoh) is not installed");
+    }
+    ok
+}
+
+fn free_endpoint() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("tcp/127.0.0.1:{}", listener.local_addr().unwrap().port())
+}
+
+fn listening(endpoint: &str) -> Ros2Config {
+    Ros2Config {
+        domain: 0,
+        connect: vec![],
+        listen: vec![endpoint.to_owned()],
+        ..Ros2Config::default()
+    }
+}
+
+fn stand_in(args: &[&str]) -> Child {
+    Command::new("python3")
+        .arg(script())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python3 runs")
+}
+
+fn lines(child: Child) -> Vec<serde_json::Value> {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the stand-in node failed");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_topic_with_skipped_numbers_arrives_stamped_and_counted() {
+    if !python_zenoh() {
+        return;
+    }
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
+        .await
+        .unwrap();
+    let mut sub = node
+        .subscribe("/robot1/imu", SubscribeOptions::default())
+        .await
+        .unwrap();
+    let publisher = stand_in(&[
+        "pub",
+        "--endpoint",
+        &endpoint,
+        "--topic",
+        "/robot1/imu",
+        "--namespace",
+        "/robot1",
+        "--count",
+        "40",
+        "--period-ms",
+        "2",
+        "--skip",
+        "5,6,7,30",
+    ]);
+    let sent = tokio::task::spawn_blocking(move || lines(publisher))
+        .await
+        .unwrap();
+    assert_eq!(sent.len(), 36);
+    let mut got = Vec::new();
+    while got.len() < sent.len() {
+        let msg = tokio::time::timeout(Duration::from_secs(10), sub.next())
+            .await
+            .expect("every message sent arrives")
+            .unwrap();
+        got.push(msg);
+    }
+    for (msg, line) in got.iter().zip(&sent) {
+        assert_eq!(msg.stamp.as_nanos(), line["stamp_ns"].as_i64().unwrap());
+        assert_eq!(msg.value.stamp_source, StampSource::Header);
+        assert_eq!(msg.value.type_name.as_str(), "sensor_msgs/msg/Imu");
+        let attachment = msg.value.attachment.unwrap();
+        assert_eq!(attachment.sequence_number, line["seq"].as_i64().unwrap());
+    }
+    let status = sub.status();
+    assert_eq!(status.lost_seq, 4);
+    assert_eq!(status.received, 36);
+    assert_eq!(status.overflow, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn humble_keys_are_understood() {
+    if !python_zenoh() {
+        return;
+    }
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
+        .await
+        .unwrap();
+    let mut sub = node
+        .subscribe("imu", SubscribeOptions::default())
+        .await
+        .unwrap();
+    let publisher = stand_in(&[
+        "pub",
+        "--endpoint",
+        &endpoint,
+        "--topic",
+        "/imu",
+        "--count",
+        "5",
+        "--humble",
+    ]);
+    let sent = tokio::task::spawn_blocking(move || lines(publisher))
+        .await
+        .unwrap();
+    assert!(
+        sent[0]["key"]
+            .as_str()
+            .unwrap()
+            .ends_with("/TypeHashNotSupported")
+    );
+    for line in &sent {
+        let msg = tokio::time::timeout(Duration::from_secs(10), sub.next())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(msg.stamp.as_nanos(), line["stamp_ns"].as_i64().unwrap());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_graph_lists_the_stand_ins_topic() {
+    if !python_zenoh() {
+        return;
+    }
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
+        .await
+        .unwrap();
+    let mut sub = node
+        .subscribe("/robot1/imu", SubscribeOptions::default())
+        .await
+        .unwrap();
+    let publisher = stand_in(&[
+        "pub",
+        "--endpoint",
+        &endpoint,
+        "--topic",
+        "/robot1/imu",
+        "--namespace",
+        "/robot1",
+        "--count",
+        "400",
+        "--period-ms",
+        "5",
+        "--wait-s",
+        "0.5",
+    ]);
+    // Once data flows, the publisher's tokens are declared.
+    tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let graph = node.graph(Duration::from_secs(2)).await.unwrap();
+    let topic = &graph.topics["/robot1/imu"];
+    assert_eq!(topic.publishers, 1);
+    assert!(topic.types.contains("sensor_msgs/msg/Imu"));
+    assert!(
+        graph.nodes.contains("/robot1/imu_driver"),
+        "{:?}",
+        graph.nodes
+    );
+    assert!(graph.nodes.contains("/syncline_test"), "{:?}", graph.nodes);
+    drop(tokio::task::spawn_blocking(move || lines(publisher)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_syncline_publishes_another_implementation_reads() {
+    if !python_zenoh() {
+        return;
+    }
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), "restamper", "/syncline")
+        .await
+        .unwrap();
+    let mut publisher = node
+        .publisher("imu_restamped", "sensor_msgs/msg/Imu")
+        .await
+        .unwrap();
+    let recorder = stand_in(&[
+        "sub",
+        "--endpoint",
+        &endpoint,
+        "--key",
+        "0/**",
+        "--duration-s",
+        "4",
+    ]);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for k in 0..20i64 {
+        let mut cdr = CdrWriter::new();
+        cdr.header(
+            HeaderStamp::from_nanos(1_000_000_000 + k * 5_000_000),
+            "imu_link",
+        );
+        for _ in 0..(4 + 9 + 3 + 9 + 3 + 9) {
+            cdr.f64(0.0);
+        }
+        publisher.publish(cdr.finish()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let seen = tokio::task::spawn_blocking(move || lines(recorder))
+        .await
+        .unwrap();
+    let samples: Vec<_> = seen.iter().filter(|l| l.get("key").is_some()).collect();
+    assert_eq!(samples.len(), 20);
+    for (k, s) in samples.iter().enumerate() {
+        assert_eq!(
+            s["key"],
+            "0/syncline/imu_restamped/sensor_msgs::msg::dds_::Imu_/RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b"
+        );
+        let att = hex(s["attachment"].as_str().unwrap());
+        let att = Attachment::decode(&att).unwrap();
+        assert_eq!(att.sequence_number, k as i64 + 1);
+        assert_eq!(att.gid, publisher.gid());
+        let payload = hex(s["payload"].as_str().unwrap());
+        assert_eq!(
+            header_stamp(&payload).unwrap().as_nanos(),
+            1_000_000_000 + k as i64 * 5_000_000
+        );
+    }
+    let tokens: Vec<&str> = seen.iter().filter_map(|l| l["token"].as_str()).collect();
+    assert!(
+        tokens
+            .iter()
+            .any(|t| t.contains("/NN/%/%syncline/restamper")),
+        "{tokens:?}"
+    );
+    assert!(
+        tokens.iter().any(|t| t.contains("/MP/%/%syncline/restamper/%syncline%imu_restamped/sensor_msgs::msg::dds_::Imu_/RIHS01_7d9a")),
+        "{tokens:?}"
+    );
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
