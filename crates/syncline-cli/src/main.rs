@@ -18,6 +18,7 @@ mod events;
 mod input;
 mod output;
 mod plot;
+mod ros2;
 mod sync;
 mod timer;
 
@@ -51,6 +52,9 @@ enum Command {
     /// Timing figures of a recording (PNG and SVG): inter-arrival times,
     /// latency, jitter histogram, ApproximateTime set spread.
     Plot(plot::PlotArgs),
+    /// Live ROS 2 topics over rmw_zenoh, no ROS installation needed:
+    /// `topics`, `hz` (timing report), `record` (MCAP).
+    Ros2(ros2::Ros2Args),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -62,6 +66,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Estimate(args) => estimate::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Plot(args) => plot::run(args),
+        Command::Ros2(args) => ros2::run(args),
     }
 }
 

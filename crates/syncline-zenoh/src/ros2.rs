@@ -566,6 +566,30 @@ impl Ros2Subscription {
 
     /// What the subscription has seen so far.
     pub fn status(&self) -> SubscriptionStatus {
+        self.status_handle().status()
+    }
+
+    /// A handle that reads the status while the stream is consumed
+    /// elsewhere.
+    pub fn status_handle(&self) -> StatusHandle {
+        StatusHandle {
+            topic: self.topic.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// Reads a subscription's status from anywhere (see
+/// [`Ros2Subscription::status_handle`]).
+#[derive(Debug, Clone)]
+pub struct StatusHandle {
+    topic: Topic,
+    shared: Arc<Shared>,
+}
+
+impl StatusHandle {
+    /// What the subscription has seen so far.
+    pub fn status(&self) -> SubscriptionStatus {
         let (lost_seq, publishers) = match self.shared.loss.lock() {
             Ok(loss) => (
                 loss.lost(),

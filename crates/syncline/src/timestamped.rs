@@ -449,10 +449,9 @@ mod tests {
         let run = |monotonic: bool| {
             let clock = TokioClock::starting_at(Timestamp::from_nanos(T0));
             let s = sensor(600, delay, &[])
-                .timestamped(config().with_monotonic(monotonic))
-                .unwrap()
+                .timestamped(estimator(config().with_monotonic(monotonic)))
                 .with_clock(clock);
-            let rx = s.status();
+            let rx = s.status_watch();
             async move {
                 let out: Vec<_> = s.collect().await;
                 let stamps: Vec<i64> = out.iter().map(|s| s.stamp.as_nanos()).collect();
