@@ -191,7 +191,7 @@ impl RouterBuilder {
                 input: Box::pin(input),
                 routes: Vec::new(),
             }),
-            capacity: config.get_capacity(),
+            capacity: config.capacity_for(self.parts.core.timeout()),
             build: build_lane::<T>,
             waits_for: Vec::new(),
         });
