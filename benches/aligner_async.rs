@@ -8,7 +8,9 @@
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use futures::stream;
-use syncline::aligner::{AlignerConfig, FanOutBuilder, StreamConfig};
+use syncline::aligner::{
+    AlignerConfig, Consumer, FanOutBuilder, QueuePolicy, RouterBuilder, StreamConfig,
+};
 use syncline::{Stamped, TimeDelta, Timestamp};
 use tokio::sync::mpsc;
 
@@ -107,6 +109,74 @@ fn fan_out_4_streams_multi_thread(bencher: Bencher, per_stream: usize) {
                         .iter()
                         .all(|s| s.counters.dropped_overflow == 0)
                 );
+                total
+            })
+        });
+}
+
+/// Drains a router consumer, checking the order.
+fn drain<T: Send + 'static>(
+    rt: &tokio::runtime::Runtime,
+    mut c: Consumer<Stamped<T>>,
+) -> tokio::task::JoinHandle<u64> {
+    rt.spawn(async move {
+        use futures::StreamExt;
+        let mut n = 0u64;
+        let mut last = Timestamp::MIN;
+        while let Some(s) = c.next().await {
+            assert!(s.stamp >= last, "in order");
+            last = s.stamp;
+            black_box(&s.value);
+            n += 1;
+        }
+        n
+    })
+}
+
+/// The same 4 inputs through a `Router` into 4 consumers (one input each,
+/// lossless backpressure queues of 1,024).
+#[divan::bench(args = [100_000])]
+fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let inputs = (
+        samples::<Imu>(per_stream, 0, [0.0; 6]),
+        samples::<Frame>(per_stream, 250_000, 7),
+        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
+        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
+    );
+    bencher
+        .counter(ItemsCount::new(4 * per_stream))
+        .with_inputs(|| inputs.clone())
+        .bench_local_values(|(imu, cam, odom, gps)| {
+            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS)).capacity(64);
+            let policy = QueuePolicy::backpressure(1024, TimeDelta::from_secs(1));
+            let mut r = RouterBuilder::new(AlignerConfig {
+                timeout: TimeDelta::from_millis(100),
+            });
+            let ids = (
+                r.input("imu", stream::iter(imu), cfg).expect("stream"),
+                r.input("cam", stream::iter(cam), cfg).expect("stream"),
+                r.input("odom", stream::iter(odom), cfg).expect("stream"),
+                r.input("gps", stream::iter(gps), cfg).expect("stream"),
+            );
+            let consumers = [
+                drain(&rt, r.consumer("a", policy).route(ids.0, |s| s).build()),
+                drain(&rt, r.consumer("b", policy).route(ids.1, |s| s).build()),
+                drain(&rt, r.consumer("c", policy).route(ids.2, |s| s).build()),
+                drain(&rt, r.consumer("d", policy).route(ids.3, |s| s).build()),
+            ];
+            let driver = rt.spawn(r.build());
+            rt.block_on(async move {
+                let status = driver.await.expect("driver");
+                let mut total = 0;
+                for c in consumers {
+                    total += c.await.expect("consumer");
+                }
+                assert_eq!(total as usize, 4 * per_stream);
+                assert!(status.consumers.iter().all(|c| c.dropped() == 0));
                 total
             })
         });

@@ -319,34 +319,35 @@ pub async fn run(opts: &Options) -> Summary {
         errors.push(err.clone());
         let s = rx
             .timestamped(estimator)
-            .with_index(|r: &Reading| u64::from(r.counter))
-            .inspect(move |s| {
-                let truth = origin.as_nanos() + s.value.acquired;
-                err.lock().unwrap().push(s.stamp.as_nanos() - truth);
-            });
-        stamped.push(s);
+            .with_index(|r: &Reading| u64::from(r.counter));
+        let lookahead = s.lookahead().unwrap_or_default();
+        let s = s.inspect(move |s| {
+            let truth = origin.as_nanos() + s.value.acquired;
+            err.lock().unwrap().push(s.stamp.as_nanos() - truth);
+        });
+        stamped.push((lookahead, s));
     }
     let mut stamped = stamped.into_iter();
     let mut next = || stamped.next().expect("five sensors");
 
-    // The router: lookahead half a period (estimated stamps wander).
+    // The router. Each input's lookahead comes from its estimator (half its
+    // period: estimated stamps wander); queue capacities are derived from
+    // the timeout and the lookahead.
     let mut r = RouterBuilder::new(AlignerConfig {
         timeout: ms(TIMEOUT_MS),
     })
     .live(clock);
-    let lookahead =
-        |spec: Spec| StreamConfig::new(TimeDelta::from_nanos(spec.period_ns / 2)).capacity(256);
-    let imu = r.input("imu", next(), lookahead(SPECS[0])).expect("config");
-    let camera = r
-        .input("camera", next(), lookahead(SPECS[1]))
-        .expect("config");
-    let lidar = r
-        .input("lidar", next(), lookahead(SPECS[2]))
-        .expect("config");
-    let gps = r.input("gps", next(), lookahead(SPECS[3])).expect("config");
-    let odom = r
-        .input("odometry", next(), lookahead(SPECS[4]))
-        .expect("config");
+    let mut add = |r: &mut RouterBuilder, name: &str| {
+        let (lookahead, s) = next();
+        let config = StreamConfig::lookahead(lookahead);
+        r.input(name, s, config)
+            .expect("valid stream configuration")
+    };
+    let imu = add(&mut r, "imu");
+    let camera = add(&mut r, "camera");
+    let lidar = add(&mut r, "lidar");
+    let gps = add(&mut r, "gps");
+    let odom = add(&mut r, "odometry");
     let fusion = r
         .consumer("fusion", QueuePolicy::backpressure(256, ms(20)))
         .route(imu, Fusion::Imu)

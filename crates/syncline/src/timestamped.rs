@@ -53,7 +53,7 @@ use tokio::sync::watch;
 
 use crate::clock::{Clock, SystemClock};
 pub use crate::source::Arrived;
-use crate::{Stamped, Timestamp};
+use crate::{Stamped, TimeDelta, Timestamp};
 
 /// How often (in samples) the status is logged at `debug` level.
 const LOG_EVERY: u64 = 1000;
@@ -234,6 +234,16 @@ impl<S, C, I, R, A> Timestamped<S, C, I, R, A> {
         self.status.subscribe()
     }
 
+    /// The aligner lookahead that suits this stream: half the period the
+    /// estimator was configured with (estimated stamps wander by their
+    /// jitter, so consecutive stamps can be a little less than a period
+    /// apart), or `None` without a configured period. Use it as
+    /// `StreamConfig::lookahead(stamped.lookahead().unwrap_or_default())`.
+    pub fn lookahead(&self) -> Option<TimeDelta> {
+        let period = self.estimator.status().period_ns?;
+        Some(TimeDelta::from_nanos((period / 2.0) as i64))
+    }
+
     /// The estimator (read-only).
     pub fn estimator(&self) -> &Estimator {
         &self.estimator
@@ -327,7 +337,6 @@ mod tests {
     use std::time::Duration;
 
     use futures::StreamExt;
-    use syncline_core::TimeDelta;
     use syncline_core::estimator::EstimatorConfig;
 
     use super::*;
@@ -476,6 +485,10 @@ mod tests {
         let s = futures::stream::iter(0..7).timestamped(estimator(config()));
         assert_eq!(s.size_hint(), (7, Some(7)));
         assert_eq!(s.status().samples, 0);
+        assert_eq!(s.lookahead(), Some(TimeDelta::from_millis(5)));
+        let no_period = futures::stream::iter(0..1)
+            .timestamped(estimator(EstimatorConfig::new(TimeDelta::from_secs(1))));
+        assert_eq!(no_period.lookahead(), None);
     }
 
     /// The pipeline reads every item half a second after it was handed

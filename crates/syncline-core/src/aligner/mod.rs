@@ -23,6 +23,18 @@
 //!   them) once `handle_timeout(now)` says `now >= arrival + timeout`, even
 //!   if every input went silent. [`Aligner::poll_timeout`] gives the
 //!   deadline to arm.
+//! * **Clock steps.** A push older than the last released sample by more
+//!   than the step threshold, `max(2 · timeout, 1 s)`, is a **backward
+//!   clock step** (stamps taken on a wall clock that was stepped back), not
+//!   a late sample: it is counted in `clock_steps_backward`, the samples
+//!   queued before it are released first (in their order, whatever their
+//!   stamps), and the aligner starts again from the stepped time (last
+//!   released, newest and every stream's last accepted stamp forgotten), so
+//!   nothing is dropped as late for the length of the step. A push newer
+//!   than the newest accepted stamp by more than the threshold is counted
+//!   in `forward_jumps` (a forward step, or a stream resuming after a long
+//!   silence); the timeout rule already releases everything queued before
+//!   it in order.
 //! * A push is `dropped late` when older than the last released sample,
 //!   `dropped backward` when older than its stream's previous accepted sample
 //!   (equal stamps are accepted), and a push into a full queue evicts the
@@ -207,7 +219,14 @@ pub struct Aligner<T> {
     rejected_unknown: u64,
     /// Samples queued over all streams.
     queued: usize,
+    /// Queued samples from before a backward clock step (released first).
+    flushing: usize,
+    clock_steps_backward: u64,
+    forward_jumps: u64,
 }
+
+/// The smallest step threshold (see the module docs).
+const MIN_STEP: TimeDelta = TimeDelta::from_secs(1);
 
 impl<T> Aligner<T> {
     /// An aligner with no streams. A negative timeout is taken as zero.
@@ -222,7 +241,72 @@ impl<T> Aligner<T> {
             dropped_removed: 0,
             rejected_unknown: 0,
             queued: 0,
+            flushing: 0,
+            clock_steps_backward: 0,
+            forward_jumps: 0,
         }
+    }
+
+    /// The clock-step threshold: `max(2 · timeout, 1 s)`.
+    pub fn step_threshold(&self) -> TimeDelta {
+        TimeDelta::from_nanos(self.timeout.as_nanos().saturating_mul(2)).max(MIN_STEP)
+    }
+
+    /// A backward clock step: the queued samples go out first, then the
+    /// aligner starts again from the stepped time.
+    #[cold]
+    fn step_back(&mut self) {
+        self.clock_steps_backward = self.clock_steps_backward.saturating_add(1);
+        for s in self.slots.iter_mut().filter_map(|s| s.stream.as_mut()) {
+            s.old = s.queue.len();
+            s.last_accepted = None;
+            s.last_arrival = None;
+        }
+        self.flushing = self.queued;
+        self.current = None;
+        self.latest = None;
+        for i in 0..self.slots.len() {
+            self.refresh(i);
+        }
+    }
+
+    /// Releases the earliest of the samples queued before a backward step.
+    #[cold]
+    fn release_old(&mut self) -> Option<Release<T>> {
+        let mut best: Option<(u128, usize)> = None;
+        for (i, slot) in self.slots.iter().enumerate() {
+            if let Some(s) = slot.stream.as_ref()
+                && s.old > 0
+                && let Some(f) = s.queue.front()
+            {
+                let o = order(f.stamp, s.config.priority);
+                if best.is_none_or(|(b, _)| o < b) {
+                    best = Some((o, i));
+                }
+            }
+        }
+        let Some((_, i)) = best else {
+            self.flushing = 0;
+            return None;
+        };
+        let slot = self.slots.get_mut(i)?;
+        let generation = slot.generation;
+        let stream = slot.stream.as_mut()?;
+        let entry = stream.queue.pop_front()?;
+        stream.old -= 1;
+        self.flushing = self.flushing.saturating_sub(1);
+        stream.counters.released = stream.counters.released.saturating_add(1);
+        self.queued = self.queued.saturating_sub(1);
+        if let Some(k) = self.keys.get_mut(i) {
+            *k = key_of(stream);
+        }
+        Some(Release {
+            stream: StreamId {
+                slot: i as u32,
+                generation,
+            },
+            sample: Stamped::new(entry.stamp, entry.value),
+        })
     }
 
     /// Registers a stream; it takes the lowest free slot. Its queue is
@@ -233,6 +317,9 @@ impl<T> Aligner<T> {
     /// [`AlignerError::ZeroCapacity`], [`AlignerError::NegativePeriod`],
     /// [`AlignerError::TooManyStreams`].
     pub fn add_stream(&mut self, config: StreamConfig) -> Result<StreamId, AlignerError> {
+        let mut config = config;
+        config.capacity = config.capacity_for(self.timeout);
+        config.capacity_set = true;
         if config.capacity == 0 {
             return Err(AlignerError::ZeroCapacity);
         }
@@ -285,6 +372,7 @@ impl<T> Aligner<T> {
             .and_then(|s| s.stream.take())
             .ok_or(AlignerError::UnknownStream(id))?;
         self.refresh(id.slot());
+        self.flushing = self.flushing.saturating_sub(stream.old);
         self.queued = self.queued.saturating_sub(stream.queue.len());
         self.dropped_removed = self
             .dropped_removed
@@ -410,8 +498,22 @@ impl<T> Aligner<T> {
         value: T,
         arrival: Option<Timestamp>,
     ) -> Push<T> {
-        let current = self.current;
         let slot = id.slot();
+        if let Some(cur) = self.current
+            && cur.nanos_since_wide(stamp) > i128::from(self.step_threshold().as_nanos())
+            && self
+                .slots
+                .get(slot)
+                .is_some_and(|s| s.generation == id.generation && s.stream.is_some())
+        {
+            self.step_back();
+        }
+        if let Some(latest) = self.latest
+            && stamp.nanos_since_wide(latest) > i128::from(self.step_threshold().as_nanos())
+        {
+            self.forward_jumps = self.forward_jumps.saturating_add(1);
+        }
+        let current = self.current;
         let (Some(stream), Some(key)) = (
             self.slots
                 .get_mut(slot)
@@ -450,6 +552,10 @@ impl<T> Aligner<T> {
             stream.last_arrival = arrival;
         }
         let evicted = if stream.queue.len() >= stream.config.capacity {
+            if stream.old > 0 {
+                stream.old -= 1;
+                self.flushing = self.flushing.saturating_sub(1);
+            }
             stream.queue.pop_front()
         } else {
             None
@@ -549,6 +655,11 @@ impl<T> Aligner<T> {
     /// `handle_timeout` and after `finish`.
     #[inline]
     pub fn poll_release(&mut self) -> Option<Release<T>> {
+        if self.flushing > 0
+            && let Some(r) = self.release_old()
+        {
+            return Some(r);
+        }
         let (head, blocker) = self.scan();
         let (slot, stamp) = head?;
         let blocked = blocker < stamp;
@@ -658,6 +769,8 @@ impl<T> Aligner<T> {
             latest_time: self.latest,
             dropped_removed: self.dropped_removed,
             rejected_unknown: self.rejected_unknown,
+            clock_steps_backward: self.clock_steps_backward,
+            forward_jumps: self.forward_jumps,
             streams,
         }
     }

@@ -23,6 +23,12 @@ pub struct AlignerStatus {
     pub dropped_removed: u64,
     /// Pushes to a removed or unknown stream (handed back, never queued).
     pub rejected_unknown: u64,
+    /// Backward clock steps detected (a push older than the last released
+    /// sample by more than the step threshold).
+    pub clock_steps_backward: u64,
+    /// Forward jumps detected (a push newer than the newest accepted stamp
+    /// by more than the step threshold).
+    pub forward_jumps: u64,
     /// The registered streams, by slot.
     pub streams: Vec<StreamStatus>,
 }

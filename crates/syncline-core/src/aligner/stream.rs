@@ -6,15 +6,20 @@ use serde::Serialize;
 
 use crate::time::{TimeDelta, Timestamp};
 
-/// How a stream is registered: its period (lookahead), queue capacity and
-/// priority.
+/// How a stream is registered: its lookahead (called `period` in Rock),
+/// queue capacity and priority.
 ///
 /// * `period` (`>= 0`): the stream promises that its next sample is not
 ///   earlier than its last one plus `period`. A period of zero still makes an
 ///   empty stream hold back every sample later than its last one (Rock's
 ///   rule): disable or end a stream that should not be waited for.
-/// * `capacity` (`>= 1`, default 64): the queue length. A push into a full
-///   queue evicts the stream's oldest queued sample and hands it back.
+/// * `capacity` (`>= 1`): the queue length. A push into a full queue evicts
+///   the stream's oldest queued sample and hands it back. By default it is
+///   derived when the stream is registered, from the aligner's timeout and
+///   the lookahead: `max(64, 2 · ceil(timeout / lookahead))`, at most
+///   65,536 (64 for a lookahead of 0): room for everything the stream can
+///   deliver while the aligner holds it back for the timeout, twice over
+///   (a lookahead of half the period is common).
 /// * `priority` (default 0): lower values are released first on equal
 ///   timestamps; equal priorities go by registration slot.
 ///
@@ -29,26 +34,57 @@ use crate::time::{TimeDelta, Timestamp};
 pub struct StreamConfig {
     pub(super) period: TimeDelta,
     pub(super) capacity: usize,
+    /// Whether `capacity` was set (else it is derived at registration).
+    pub(super) capacity_set: bool,
     pub(super) priority: i64,
 }
 
 impl StreamConfig {
-    /// The default queue capacity.
+    /// The smallest derived queue capacity (and the capacity of a stream
+    /// with a lookahead of 0).
     pub const DEFAULT_CAPACITY: usize = 64;
 
-    /// A stream with lookahead `period`, capacity 64 and priority 0.
+    /// The largest derived queue capacity.
+    pub const MAX_DERIVED_CAPACITY: usize = 1 << 16;
+
+    /// A stream with lookahead `period`, priority 0, and a capacity
+    /// derived from the timeout at registration.
     pub const fn new(period: TimeDelta) -> Self {
         StreamConfig {
             period,
             capacity: Self::DEFAULT_CAPACITY,
+            capacity_set: false,
             priority: 0,
         }
+    }
+
+    /// The same as [`new`](Self::new): the stream promises that its next
+    /// stamp is not earlier than its last one plus `lookahead`.
+    pub const fn lookahead(lookahead: TimeDelta) -> Self {
+        Self::new(lookahead)
     }
 
     /// Sets the queue capacity (must be at least 1).
     pub const fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity;
+        self.capacity_set = true;
         self
+    }
+
+    /// The capacity this stream gets under `timeout`: the one set, or
+    /// `max(64, 2 · ceil(timeout / lookahead))` capped at 65,536 (64 for a
+    /// lookahead of 0).
+    pub fn capacity_for(&self, timeout: TimeDelta) -> usize {
+        if self.capacity_set {
+            return self.capacity;
+        }
+        let (t, p) = (timeout.as_nanos().max(0), self.period.as_nanos());
+        if p <= 0 {
+            return Self::DEFAULT_CAPACITY;
+        }
+        let ratio = u64::try_from(t / p + i64::from(t % p != 0)).unwrap_or(u64::MAX);
+        let derived = usize::try_from(ratio.saturating_mul(2)).unwrap_or(usize::MAX);
+        derived.clamp(Self::DEFAULT_CAPACITY, Self::MAX_DERIVED_CAPACITY)
     }
 
     /// Sets the priority (lower first on equal timestamps).
@@ -57,12 +93,18 @@ impl StreamConfig {
         self
     }
 
-    /// The configured period.
+    /// The configured lookahead.
     pub const fn get_period(&self) -> TimeDelta {
         self.period
     }
 
-    /// The configured capacity.
+    /// The configured lookahead (same as [`get_period`](Self::get_period)).
+    pub const fn get_lookahead(&self) -> TimeDelta {
+        self.period
+    }
+
+    /// The capacity set, or 64 when it will be derived at registration
+    /// (see [`capacity_for`](Self::capacity_for)).
     pub const fn get_capacity(&self) -> usize {
         self.capacity
     }
@@ -139,6 +181,9 @@ pub(super) const PREALLOCATED_MAX: usize = 1 << 16;
 /// A registered stream.
 #[derive(Debug, Clone)]
 pub(super) struct Stream<T> {
+    /// Queued samples from before a backward clock step, at the queue's
+    /// front: released first, whatever their stamps.
+    pub(super) old: usize,
     pub(super) queue: VecDeque<Entry<T>>,
     pub(super) config: StreamConfig,
     pub(super) state: StreamState,
@@ -151,6 +196,7 @@ pub(super) struct Stream<T> {
 impl<T> Stream<T> {
     pub(super) fn new(config: StreamConfig) -> Self {
         Stream {
+            old: 0,
             queue: VecDeque::with_capacity(config.capacity.min(PREALLOCATED_MAX)),
             config,
             state: StreamState::Active,

@@ -317,11 +317,67 @@ fn a_silent_stream_holds_back_until_the_timeout_then_hour_jumps_flush() {
     // Then the silent stream holds back again, within the timeout.
     r.push(0, 1000 + 2 * hour + 100, "after");
     assert_eq!(r.drain(), [] as [&str; 0]);
-    // A jump backwards by hours is a backward drop on its stream.
+    assert_eq!(r.a.status().forward_jumps, 1);
+    // A jump backwards by hours is a clock step, not hours of late drops:
+    // what was queued before it goes out first, then the aligner starts
+    // again from the stepped time (the silent stream holds back again).
+    assert_eq!(r.a.push(r.s[0], ms(1000), "stepped"), Push::Queued);
+    assert_eq!(r.a.status().clock_steps_backward, 1);
+    assert_eq!(r.drain(), ["after"]);
+    assert_eq!(r.a.push(r.s[0], ms(1010), "next"), Push::Queued);
+    assert_eq!(r.a.push(r.s[1], ms(1005), "other"), Push::Queued);
+    assert_eq!(r.drain(), ["stepped", "other", "next"]);
+    let status = r.a.status();
+    assert_eq!(status.streams[0].counters.dropped_late, 0);
+    assert_eq!(status.streams[0].counters.released, 6);
+}
+
+#[test]
+fn a_late_sample_within_the_step_threshold_is_late() {
+    // Threshold max(2 · 200 ms, 1 s) = 1 s.
+    let mut r = Rig::new(200, &[cfg(10, 64, 0)]);
+    r.push(0, 5000, "a");
+    assert_eq!(r.drain(), ["a"]);
     assert!(matches!(
-        r.a.push(r.s[0], ms(1000), "old"),
+        r.a.push(r.s[0], ms(4001), "late"),
         Push::Dropped(DropReason::Late, _)
     ));
+    assert_eq!(r.a.status().clock_steps_backward, 0);
+    assert_eq!(r.a.push(r.s[0], ms(3999), "step"), Push::Queued);
+    assert_eq!(r.a.status().clock_steps_backward, 1);
+}
+
+#[test]
+fn capacity_is_derived_from_the_timeout_and_the_lookahead() {
+    let timeout = TimeDelta::from_millis(100);
+    let ms = TimeDelta::from_millis;
+    assert_eq!(StreamConfig::new(ms(1)).capacity_for(timeout), 200);
+    assert_eq!(StreamConfig::new(ms(10)).capacity_for(timeout), 64);
+    assert_eq!(StreamConfig::new(TimeDelta::ZERO).capacity_for(timeout), 64);
+    assert_eq!(
+        StreamConfig::new(ms(1)).capacity(5).capacity_for(timeout),
+        5
+    );
+    assert_eq!(
+        StreamConfig::new(TimeDelta::from_nanos(1)).capacity_for(TimeDelta::MAX),
+        StreamConfig::MAX_DERIVED_CAPACITY
+    );
+    // A 1 kHz input with a silent peer: the timeout releases it before its
+    // queue is full, nothing overflows.
+    let mut a = Aligner::new(AlignerConfig { timeout });
+    let fast = a.add_stream(StreamConfig::new(ms(1))).unwrap();
+    let _silent = a.add_stream(StreamConfig::new(ms(1000))).unwrap();
+    for k in 0..5_000i64 {
+        let _ = a.push(
+            fast,
+            Timestamp::from_nanos(10_000_000_000 + k * 1_000_000),
+            k,
+        );
+        while a.poll_release().is_some() {}
+    }
+    let s = a.status();
+    assert_eq!(s.streams[0].capacity, 200);
+    assert_eq!(s.streams[0].counters.dropped_overflow, 0);
 }
 
 #[test]

@@ -263,9 +263,11 @@ impl<E> Shared<E> {
     /// for a backpressure consumer that is not stalled).
     pub(super) fn push(&self, input: u32, stamp: Timestamp, item: E) {
         let mut dropped = None;
+        let was_empty;
         {
             let mut q = self.lock();
             let q = &mut *q;
+            was_empty = q.items.is_empty();
             q.status.routed += 1;
             let capacity = q.status.policy.capacity();
             if q.status.closed {
@@ -298,7 +300,11 @@ impl<E> Shared<E> {
         if let Some((i, s, why)) = dropped {
             self.report(i, s, why);
         }
-        self.items.wake();
+        // The receiver sleeps only on an empty queue (it re-checks under the
+        // lock after registering): one wake per batch, not per sample.
+        if was_empty {
+            self.items.wake();
+        }
     }
 
     /// Whether a push would wait for room: a backpressure consumer, open,
@@ -358,22 +364,30 @@ impl<E> Shared<E> {
     }
 
     fn pop(&self, cx: &mut Context<'_>) -> Poll<Option<E>> {
+        // `true` with the item when the queue was full: the aligner may be
+        // waiting for room (it re-checks after registering).
         let take = |q: &mut Queue<E>| {
+            let was_full = q.items.len() >= q.status.policy.capacity();
             let (_, _, item) = q.items.pop_front()?;
             q.status.received += 1;
             q.status.queued = q.items.len();
             q.status.stalled = false;
-            Some(item)
+            Some((item, was_full))
         };
-        if let Some(item) = take(&mut self.lock()) {
-            self.room.wake();
+        let first = take(&mut self.lock());
+        if let Some((item, was_full)) = first {
+            if was_full {
+                self.room.wake();
+            }
             return Poll::Ready(Some(item));
         }
         self.items.register(cx.waker());
         let mut q = self.lock();
-        if let Some(item) = take(&mut q) {
+        if let Some((item, was_full)) = take(&mut q) {
             drop(q);
-            self.room.wake();
+            if was_full {
+                self.room.wake();
+            }
             return Poll::Ready(Some(item));
         }
         if self.finished.load(Ordering::Acquire) {
@@ -446,12 +460,15 @@ impl<E> Consumer<E> {
     /// Takes a sample if one is queued.
     pub fn try_recv(&mut self) -> Option<E> {
         let mut q = self.shared.lock();
+        let was_full = q.items.len() >= q.status.policy.capacity();
         let (_, _, item) = q.items.pop_front()?;
         q.status.received += 1;
         q.status.queued = q.items.len();
         q.status.stalled = false;
         drop(q);
-        self.shared.room.wake();
+        if was_full {
+            self.shared.room.wake();
+        }
         Some(item)
     }
 

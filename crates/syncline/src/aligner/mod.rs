@@ -152,7 +152,8 @@ impl<O> Parts<O> {
     ) -> Result<StreamId, AlignerError> {
         let id = self.core.add_stream(config)?;
         self.ids.push(id);
-        self.lanes.push(lane(config.get_capacity()));
+        self.lanes
+            .push(lane(config.capacity_for(self.core.timeout())));
         self.names.push(name.to_string());
         Ok(id)
     }

@@ -191,7 +191,7 @@ impl RouterBuilder {
                 input: Box::pin(input),
                 routes: Vec::new(),
             }),
-            capacity: config.get_capacity(),
+            capacity: config.capacity_for(self.parts.core.timeout()),
             build: build_lane::<T>,
             waits_for: Vec::new(),
         });
@@ -343,8 +343,10 @@ impl<E> Drop for ConsumerBuilder<'_, E> {
 
 /// The router driver: a future that aligns the inputs and delivers each
 /// release to every consumer routed from its input, in global timestamp
-/// order. It keeps taking in every input while it waits for a
-/// backpressure consumer's room; keep-newest consumers never make it wait.
+/// order. Keep-newest consumers never make it wait. While it waits for a
+/// backpressure consumer's room it keeps taking in every input in live
+/// mode (what the aligner cannot hold is counted as overflow, by stream);
+/// in replay mode (no clock) the inputs wait too and nothing is lost.
 /// Completes with the final status when every input ended.
 #[must_use = "futures do nothing unless polled or spawned"]
 pub struct Router {
@@ -453,7 +455,10 @@ impl Future for Router {
                     if this.poll_wait(cx, c).is_ready() {
                         continue;
                     }
-                    if this.engine.poll_intake(cx) {
+                    // Live: keep taking in every input (what the aligner
+                    // cannot hold is counted as overflow). Replay: the
+                    // inputs wait too, nothing is lost.
+                    if this.engine.clock().is_some() && this.engine.poll_intake(cx) {
                         if this.engine.budget_spent() {
                             cx.waker().wake_by_ref();
                             return Poll::Pending;

@@ -319,3 +319,49 @@ proptest! {
         })?;
     }
 }
+
+#[derive(Debug)]
+struct Wrapped(Stamped<(usize, i64)>);
+
+impl From<Stamped<(usize, i64)>> for Wrapped {
+    fn from(s: Stamped<(usize, i64)>) -> Self {
+        Wrapped(s)
+    }
+}
+
+/// `input()` converts by `From`; a dropped receiver counts its samples as
+/// closed while the other consumer of the same input gets them all.
+#[tokio::test(start_paused = true)]
+async fn from_conversion_and_a_dropped_receiver() {
+    let ms = 1_000_000i64;
+    let mut r = RouterBuilder::new(AlignerConfig {
+        timeout: TimeDelta::from_millis(50),
+    });
+    let a = r
+        .input(
+            "a",
+            timed_input(30, 10 * ms, 0, vec![ms]),
+            StreamConfig::new(TimeDelta::from_millis(10)),
+        )
+        .unwrap();
+    let mut kept: Consumer<Wrapped> = r
+        .consumer("kept", QueuePolicy::keep_newest(64))
+        .input(a)
+        .build();
+    let gone: Consumer<Wrapped> = r
+        .consumer("gone", QueuePolicy::keep_newest(64))
+        .input(a)
+        .build();
+    drop(gone);
+    let status = r.build().await;
+    let mut n = 0;
+    while let Some(Wrapped(s)) = kept.next().await {
+        assert_eq!(s.value.0, n);
+        n += 1;
+    }
+    assert_eq!(n, 30);
+    let gone = &status.consumers[1];
+    assert!(gone.closed);
+    assert_eq!(gone.dropped_closed, 30);
+    assert!(conserved(gone));
+}
