@@ -233,7 +233,9 @@ fn drive<P: SyncPolicy<u64>>(
     write_outputs(sync, topics, 0, out)?;
     if status {
         out.raw(b"{\"status\": ")?;
-        out.json(&sync.sync_status())?;
+        let mut st = sync.sync_status();
+        st.topics = topics.to_vec();
+        out.json(&st)?;
         out.raw(b"}\n")?;
     }
     Ok(())

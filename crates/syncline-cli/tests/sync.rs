@@ -166,6 +166,7 @@ fn status_line_counts_everything() {
     assert_eq!(st["sets"], 2);
     assert_eq!(st["dropped"]["skipped"], 2);
     assert_eq!(st["dropped"]["end"], 1);
+    assert_eq!(st["topics"], serde_json::json!(["a", "b"]));
 }
 
 #[test]

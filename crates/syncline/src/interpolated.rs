@@ -65,6 +65,8 @@ pub use syncline_core::interp::{
 };
 use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 
+use tokio::sync::watch;
+
 use crate::clock::{Clock, ClockSleep};
 
 /// Samples taken from one secondary stream (and pivots dropped) per poll at
@@ -374,6 +376,7 @@ pin_project! {
         current: Option<(P::Item, Timestamp, Timestamp)>,
         sleep: Option<ClockSleep>,
         status: PivotStatus,
+        watch: watch::Sender<PivotStatus>,
     }
 }
 
@@ -400,6 +403,7 @@ where
         current: None,
         sleep: None,
         status: PivotStatus::default(),
+        watch: watch::Sender::new(PivotStatus::default()),
     }
 }
 
@@ -433,6 +437,21 @@ impl<P: Stream, S: SecondarySet, C> Interpolated<P, S, C> {
         }
     }
 
+    /// A watch of [`status`](Self::status), updated as the stream is
+    /// polled (observable from another task while this stream is
+    /// consumed). Every receiver stays live; nothing is published while no
+    /// receiver exists.
+    pub fn status_watch(&self) -> watch::Receiver<PivotStatus> {
+        self.watch.send_replace(self.status());
+        self.watch.subscribe()
+    }
+
+    fn publish_status(&self) {
+        if self.watch.receiver_count() > 0 {
+            self.watch.send_replace(self.status());
+        }
+    }
+
     /// The secondary streams (and through them their buffers).
     pub fn secondaries(&self) -> &S {
         &self.secondaries
@@ -448,7 +467,28 @@ where
 {
     type Item = AtPivot<P::Item, S::Values>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let out = self.as_mut().poll_pivots(cx);
+        self.as_ref().get_ref().publish_status();
+        out
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.pivot_size_hint()
+    }
+}
+
+impl<P, S, C> Interpolated<P, S, C>
+where
+    P: Stream,
+    P::Item: HasStamp,
+    S: SecondarySet,
+    C: Clock,
+{
+    fn poll_pivots(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<AtPivot<P::Item, S::Values>>> {
         let mut this = self.project();
         this.secondaries.drain(cx);
         // Pivots dropped in this poll: past the budget, yield to the
@@ -519,7 +559,7 @@ where
         }
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
+    fn pivot_size_hint(&self) -> (usize, Option<usize>) {
         let current = usize::from(self.current.is_some());
         let (_, upper) = self.pivots.size_hint();
         let upper = if self.pivots_ended {
@@ -600,12 +640,17 @@ mod tests {
                 clock,
                 PivotConfig::new(TimeDelta::from_millis(40)).on_missing(policy),
             );
+            let watches = [out.status_watch(), out.status_watch()];
             send(&itx, 0, 0.0);
             send(&itx, 10, 1.0);
             let first = out.next().await.unwrap();
             assert_eq!(first.values.0, Ok(0.5));
             let t0 = clock.now();
             let rest: Vec<_> = (&mut out).collect().await;
+            // Every status receiver follows the stream.
+            for w in &watches {
+                assert_eq!(*w.borrow(), out.status());
+            }
             // Only the wait for ms(20) took time: exactly the timeout.
             assert_eq!(
                 clock.now().checked_since(t0).unwrap(),

@@ -120,6 +120,55 @@ impl ApproximateConfig {
         self.report_drops = on;
         self
     }
+
+    /// Checks every setting, as [`ApproximateTime::new`] does: call it
+    /// where the configuration is built (from a parameter file, say) to
+    /// report a bad setting there. A configuration that passes is accepted
+    /// by `new`.
+    ///
+    /// ```
+    /// use syncline_core::sync::{ApproximateConfig, ConfigError};
+    /// use syncline_core::TimeDelta;
+    ///
+    /// assert!(ApproximateConfig::new(2).validate().is_ok());
+    /// let bad = ApproximateConfig::new(2).lower_bound(2, TimeDelta::from_millis(5));
+    /// assert_eq!(bad.validate(), Err(ConfigError::TopicOutOfRange { topic: 2, topics: 2 }));
+    /// ```
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let n = self.topics;
+        if n == 0 {
+            return Err(ConfigError::NoTopics);
+        }
+        if self.queue_size == 0 {
+            return Err(ConfigError::ZeroQueue);
+        }
+        if !self.age_penalty.is_finite() || self.age_penalty < 0.0 {
+            return Err(ConfigError::AgePenalty(self.age_penalty));
+        }
+        if self.max_interval.is_some_and(TimeDelta::is_negative) {
+            return Err(ConfigError::Negative {
+                what: "max interval",
+            });
+        }
+        for &(topic, d) in &self.lower_bounds {
+            if d.is_negative() {
+                return Err(ConfigError::Negative {
+                    what: "inter-message lower bound",
+                });
+            }
+            if topic >= n {
+                return Err(ConfigError::TopicOutOfRange { topic, topics: n });
+            }
+        }
+        if let Some(s) = self.stall
+            && s.timeout.is_negative()
+        {
+            return Err(ConfigError::Negative {
+                what: "stall timeout",
+            });
+        }
+        Ok(())
+    }
 }
 
 /// `trunc(d × (1 + age_penalty))` as rclcpp computes it: `1 + age_penalty`
@@ -259,39 +308,13 @@ impl<M> ApproximateTime<M> {
     /// (no topics, queue size 0, negative or non-finite values, a lower
     /// bound for a topic that does not exist).
     pub fn new(config: ApproximateConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
         let n = config.topics;
-        if n == 0 {
-            return Err(ConfigError::NoTopics);
-        }
-        if config.queue_size == 0 {
-            return Err(ConfigError::ZeroQueue);
-        }
-        if !config.age_penalty.is_finite() || config.age_penalty < 0.0 {
-            return Err(ConfigError::AgePenalty(config.age_penalty));
-        }
-        if config.max_interval.is_some_and(TimeDelta::is_negative) {
-            return Err(ConfigError::Negative {
-                what: "max interval",
-            });
-        }
         let mut lower_bound = vec![0i128; n];
         for &(topic, d) in &config.lower_bounds {
-            if d.is_negative() {
-                return Err(ConfigError::Negative {
-                    what: "inter-message lower bound",
-                });
+            if let Some(lb) = lower_bound.get_mut(topic) {
+                *lb = i128::from(d.as_nanos());
             }
-            match lower_bound.get_mut(topic) {
-                Some(lb) => *lb = i128::from(d.as_nanos()),
-                None => return Err(ConfigError::TopicOutOfRange { topic, topics: n }),
-            }
-        }
-        if let Some(s) = config.stall
-            && s.timeout.is_negative()
-        {
-            return Err(ConfigError::Negative {
-                what: "stall timeout",
-            });
         }
         let cap = config.queue_size.saturating_add(1).min(1024);
         Ok(ApproximateTime {

@@ -39,6 +39,15 @@ impl ExactConfig {
         self.report_drops = on;
         self
     }
+
+    /// Checks every setting, as [`ExactTime::new`] does (at least one
+    /// topic): call it where the configuration is built.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.topics == 0 {
+            return Err(ConfigError::NoTopics);
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug)]
@@ -83,9 +92,7 @@ pub struct ExactTime<M> {
 impl<M> ExactTime<M> {
     /// A synchronizer with `config` (at least one topic).
     pub fn new(config: ExactConfig) -> Result<Self, ConfigError> {
-        if config.topics == 0 {
-            return Err(ConfigError::NoTopics);
-        }
+        config.validate()?;
         Ok(ExactTime {
             n: config.topics,
             queue_size: config.queue_size,

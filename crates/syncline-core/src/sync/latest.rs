@@ -69,6 +69,24 @@ impl LatestConfig {
         self.report_drops = on;
         self
     }
+
+    /// Checks every setting, as [`LatestTime::new`] does (at least one
+    /// topic, rate settings finite and in range, per-topic settings for
+    /// existing topics): call it where the configuration is built.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let n = self.topics;
+        if n == 0 {
+            return Err(ConfigError::NoTopics);
+        }
+        valid(&self.all)?;
+        for &(topic, c) in &self.rates {
+            valid(&c)?;
+            if topic >= n {
+                return Err(ConfigError::TopicOutOfRange { topic, topics: n });
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -173,17 +191,12 @@ fn valid(c: &RateConfig) -> Result<(), ConfigError> {
 impl<M: Clone> LatestTime<M> {
     /// A synchronizer with `config`.
     pub fn new(config: LatestConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
         let n = config.topics;
-        if n == 0 {
-            return Err(ConfigError::NoTopics);
-        }
-        valid(&config.all)?;
         let mut cfgs = vec![config.all; n];
         for &(topic, c) in &config.rates {
-            valid(&c)?;
-            match cfgs.get_mut(topic) {
-                Some(slot) => *slot = c,
-                None => return Err(ConfigError::TopicOutOfRange { topic, topics: n }),
+            if let Some(slot) = cfgs.get_mut(topic) {
+                *slot = c;
             }
         }
         Ok(LatestTime {

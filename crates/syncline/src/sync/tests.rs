@@ -335,3 +335,61 @@ async fn stall_timer_is_reset_by_live_topics() {
     drop((a_tx, b_tx));
     assert_eq!(task.await.unwrap(), 49);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// On the paused runtime clock, with the stall timeout acting on the
+    /// timer, every message leaves the typed stream in a set or as a drop
+    /// report with a reason, whatever the timing (topics falling silent,
+    /// bursts, gaps longer than the timeout) and the stall action.
+    #[test]
+    fn stall_timer_conserves_every_message(
+        steps in proptest::collection::vec((0usize..2, 0u64..60), 1..80),
+        timeout_ms in 1i64..100,
+        queue in 1usize..6,
+        partial in proptest::bool::ANY,
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let action = if partial { StallAction::Partial } else { StallAction::Report };
+        let (ids, n) = rt.block_on(async move {
+            let clock = TokioClock::starting_at(Timestamp::EPOCH);
+            let (a_tx, a) = channel::<Stamped<usize>>();
+            let (b_tx, b) = channel::<Stamped<usize>>();
+            let config = ApproximateConfig::new(2).queue_size(queue).stall(StallConfig {
+                timeout: TimeDelta::from_millis(timeout_ms),
+                action,
+            });
+            let mut sets = (a, b).approximate_time(config).unwrap();
+            let mut drops = sets.drop_reports();
+            let task = tokio::spawn(async move {
+                let mut ids = Vec::new();
+                while let Some((x, y)) = sets.next().await {
+                    ids.extend([x.value, y.value]);
+                }
+                ids
+            });
+            let n = steps.len();
+            for (id, (topic, wait)) in steps.into_iter().enumerate() {
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                // Stamped at arrival on the runtime's clock.
+                let m = Stamped::new(clock.now(), id);
+                if topic == 0 { a_tx.send(m).unwrap() } else { b_tx.send(m).unwrap() }
+            }
+            drop((a_tx, b_tx));
+            let mut ids = task.await.unwrap();
+            while let Some(d) = drops.recv().await {
+                let value = *d.message.downcast::<Stamped<usize>>().unwrap();
+                ids.push(value.value);
+            }
+            (ids, n)
+        });
+        let mut ids = ids;
+        ids.sort_unstable();
+        proptest::prop_assert_eq!(ids, (0..n).collect::<Vec<_>>());
+    }
+}
