@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod align;
 mod analyze;
@@ -51,6 +51,12 @@ enum Command {
     /// Timing figures of a recording (PNG and SVG): inter-arrival times,
     /// latency, jitter histogram, ApproximateTime set spread.
     Plot(plot::PlotArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell), e.g. `syncline completions bash > /etc/bash_completion.d/syncline`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -62,6 +68,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Estimate(args) => estimate::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Plot(args) => plot::run(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "syncline",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
     }
 }
 
