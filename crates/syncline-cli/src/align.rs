@@ -6,18 +6,18 @@ use syncline::{TimeDelta, Timestamp};
 
 use crate::error::CliError;
 use crate::events::EventInput;
-use crate::input::parse_i64;
+use crate::input::{parse_duration_ns, parse_i64};
 use crate::output::Output;
 
 /// Replay streams in timestamp order (Rock's StreamAligner rule).
 #[derive(Debug, clap::Args)]
 pub struct AlignArgs {
-    /// Maximum latency in nanoseconds (`> 0`), in sample time; with
-    /// `--wall-timeout` also after each sample's arrival.
+    /// Maximum latency in nanoseconds (`> 0`; or with a unit: `200ms`), in
+    /// sample time; with `--wall-timeout` also after each sample's arrival.
     #[arg(long = "timeout-ns", value_name = "T", allow_hyphen_values = true)]
     timeout_ns: String,
-    /// A stream, `NAME=PERIOD_NS[,capacity=C][,priority=P]`, once per stream,
-    /// in registration order.
+    /// A stream, `NAME=PERIOD_NS[,capacity=C][,priority=P]` (the period in
+    /// ns, or with a unit: `imu=5ms`), once per stream, in registration order.
     #[arg(long = "stream", value_name = "SPEC", required = true)]
     streams: Vec<String>,
     /// Use the `arrival_ns` column as the clock of the live-mode bound.
@@ -74,7 +74,12 @@ fn parse_stream(spec: &str, timeout: i64) -> Result<StreamSpec, CliError> {
     if name.is_empty() {
         return Err(stream_error(spec, "empty stream name"));
     }
-    let period = parse_int(spec, "period", period)?;
+    let period = parse_duration_ns(period.trim().as_bytes()).ok_or_else(|| {
+        stream_error(
+            spec,
+            format!("period `{period}` is not a duration (ns, or with a unit: 10ms)"),
+        )
+    })?;
     if period < 0 {
         return Err(stream_error(spec, "the period must be >= 0"));
     }
@@ -109,7 +114,7 @@ fn parse_stream(spec: &str, timeout: i64) -> Result<StreamSpec, CliError> {
 
 /// The validated flags.
 fn parse_flags(args: &AlignArgs) -> Result<(i64, Vec<StreamSpec>), CliError> {
-    let timeout = parse_i64(args.timeout_ns.trim().as_bytes())
+    let timeout = parse_duration_ns(args.timeout_ns.trim().as_bytes())
         .filter(|&t| t > 0)
         .ok_or_else(|| {
             CliError::flag(

@@ -136,8 +136,58 @@ fn damage(args: &AnalyzeArgs, e: LogError) -> Result<String, CliError> {
 
 type Read_ = (Vec<Slot>, Option<String>);
 
+/// A progress bar on standard error for a run longer than a second
+/// (indicatif hides it when standard error is not a terminal).
+struct Progress {
+    total: Option<u64>,
+    started: std::time::Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(path: &str) -> Self {
+        let total = (path != "-")
+            .then(|| std::fs::metadata(path).ok().map(|m| m.len()))
+            .flatten();
+        Progress {
+            total,
+            started: std::time::Instant::now(),
+            bar: None,
+        }
+    }
+
+    fn update(&mut self, bytes: u64) {
+        if self.bar.is_none() && self.started.elapsed().as_secs() >= 1 {
+            let bar = match self.total {
+                Some(n) => indicatif::ProgressBar::new(n),
+                None => indicatif::ProgressBar::no_length(),
+            };
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            ) {
+                bar.set_style(style);
+            }
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(bytes);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 fn read_mcap(args: &AnalyzeArgs, input: Box<dyn BufRead>) -> Result<Read_, CliError> {
     let mut reader = McapReader::new(args.file.clone(), input);
+    let mut progress = Progress::new(&args.file);
+    let mut tick = 0u32;
     let mut slots: Vec<Slot> = Vec::new();
     let mut by_topic: HashMap<String, usize> = HashMap::new();
     // Channel index -> slot (None: not a wanted topic).
@@ -172,6 +222,10 @@ fn read_mcap(args: &AnalyzeArgs, input: Box<dyn BufRead>) -> Result<Read_, CliEr
         let Some((channel, stamp, log_time)) = next else {
             break;
         };
+        tick = tick.wrapping_add(1);
+        if tick.is_multiple_of(65_536) {
+            progress.update(reader.bytes_read());
+        }
         let Some(i) = slot_of[channel] else { continue };
         let slot = &mut slots[i];
         match (slot.source, stamp) {

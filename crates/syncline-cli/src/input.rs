@@ -400,6 +400,51 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if neg { Some(acc) } else { acc.checked_neg() }
 }
 
+/// Parses a duration: integer nanoseconds (`5000000`), or a number with a
+/// unit, `ns`, `us` (or `µs`), `ms`, `s`, `min` or `h` (`5ms`, `1.5s`,
+/// `-2 us`), that is a whole number of nanoseconds within `i64`.
+pub fn parse_duration_ns(s: &[u8]) -> Option<i64> {
+    if let Some(v) = parse_i64(s) {
+        return Some(v);
+    }
+    let text = std::str::from_utf8(s).ok()?.trim();
+    let split = text.find(|c: char| c.is_alphabetic() || c == '\u{b5}')?;
+    let (number, unit) = (text[..split].trim(), text[split..].trim());
+    let scale: i128 = match unit {
+        "ns" => 1,
+        "us" | "\u{b5}s" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return None,
+    };
+    let (neg, number) = match number.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, number.strip_prefix('+').unwrap_or(number)),
+    };
+    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) || frac.len() > 18 {
+        return None;
+    }
+    let int: i128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let frac_value: i128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
+    let denom = 10i128.pow(frac.len() as u32);
+    let scaled_frac = frac_value.checked_mul(scale)?;
+    if scaled_frac % denom != 0 {
+        return None; // not a whole number of nanoseconds
+    }
+    let total = int.checked_mul(scale)?.checked_add(scaled_frac / denom)?;
+    i64::try_from(if neg { -total } else { total }).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,5 +586,37 @@ mod tests {
         let pos = inp.next_row().unwrap().unwrap();
         let err = inp.required_i64(0, pos).unwrap_err().to_string();
         assert!(err.len() < 200 && err.contains("100000 bytes"), "{err}");
+    }
+
+    #[test]
+    fn durations_with_units() {
+        for (text, ns) in [
+            ("5000000", 5_000_000),
+            ("5ms", 5_000_000),
+            ("1.5s", 1_500_000_000),
+            ("10 us", 10_000),
+            ("10µs", 10_000),
+            ("-2ms", -2_000_000),
+            ("7ns", 7),
+            ("2min", 120_000_000_000),
+            ("1h", 3_600_000_000_000),
+            (".5ms", 500_000),
+        ] {
+            assert_eq!(parse_duration_ns(text.as_bytes()), Some(ns), "{text}");
+        }
+        for bad in [
+            "",
+            "ms",
+            "1.5",
+            "1.5ns",
+            "5 m",
+            "5sec",
+            "1e3ms",
+            "99999999999h",
+            "1..2s",
+            "x5ms",
+        ] {
+            assert_eq!(parse_duration_ns(bad.as_bytes()), None, "{bad}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod align;
 mod analyze;
@@ -55,6 +55,12 @@ enum Command {
     /// Live ROS 2 topics over rmw_zenoh, no ROS installation needed:
     /// `topics`, `hz` (timing report), `record` (MCAP).
     Ros2(ros2::Ros2Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell), e.g. `syncline completions bash > /etc/bash_completion.d/syncline`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -67,6 +73,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Analyze(args) => analyze::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Ros2(args) => ros2::run(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "syncline",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
     }
 }
 

@@ -26,7 +26,8 @@ pub struct SyncArgs {
     /// pending timestamps over all topics (default 10, 0 = unbounded).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     queue_size: Option<String>,
-    /// approximate: the maximum interval of a set, in ns (>= 0).
+    /// approximate: the maximum interval of a set, in ns (>= 0; or with a
+    /// unit: `20ms`).
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
     max_interval_ns: Option<String>,
     /// approximate: the age penalty (finite, >= 0, default 0.1).
@@ -64,7 +65,13 @@ pub struct SyncArgs {
 }
 
 fn int_flag(flag: &str, v: &str, min: i64) -> Result<i64, CliError> {
-    match crate::input::parse_i64(v.trim().as_bytes()) {
+    // Durations (`-ns` flags) may carry a unit: `5ms`, `1.5s`.
+    let parsed = if flag.ends_with("-ns") {
+        crate::input::parse_duration_ns(v.trim().as_bytes())
+    } else {
+        crate::input::parse_i64(v.trim().as_bytes())
+    };
+    match parsed {
         Some(x) if x >= min => Ok(x),
         Some(_) => Err(CliError::flag(flag, format!("`{v}` must be >= {min}"))),
         None => Err(CliError::flag(flag, format!("`{v}` is not an integer"))),

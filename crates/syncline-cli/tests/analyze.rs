@@ -345,6 +345,19 @@ fn write_mcap(plan: &Plan, layout: Layout, chatter: &[u64]) -> Vec<u8> {
         )
         .unwrap();
     }
+    // Chatter after the last camera message.
+    for &c in chatter {
+        w.write_to_known_channel(
+            &MessageHeader {
+                channel_id: chat,
+                sequence: 0,
+                log_time: c,
+                publish_time: c,
+            },
+            &[0, 1, 0, 0, 1, 0, 0, 0, 0],
+        )
+        .unwrap();
+    }
     w.finish().unwrap();
     w.into_inner().into_inner()
 }
@@ -539,4 +552,20 @@ fn bad_magic_empty_and_bad_crc() {
     let out = run(&[p(&write_file("x.csv", b"a,b\n1,2\n"))]);
     assert_eq!(out.status.code(), Some(2));
     assert!(common::stderr(&out).contains("topic"));
+}
+
+#[test]
+fn shell_completions_know_the_subcommands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_syncline"))
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("analyze") && text.contains("partial"),
+            "{shell}"
+        );
+    }
 }

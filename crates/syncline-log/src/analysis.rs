@@ -118,14 +118,12 @@ pub struct Latency {
 pub struct Timing {
     /// Messages.
     pub count: u64,
-    /// 1e9 / `period_ns`; absent with fewer than two distinct stamps.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// 1e9 / `period_ns`; `null` with fewer than two distinct stamps.
     pub rate_hz: Option<f64>,
-    /// The estimated sampling period, ns.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The estimated sampling period, ns; `null` like `rate_hz`.
     pub period_ns: Option<i64>,
-    /// Deviation of the stamps from the fitted clock line.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Deviation of the stamps from the fitted clock line; `null` like
+    /// `rate_hz`.
     pub jitter_ns: Option<Jitter>,
     /// Intervals (stamp order) longer than 1.5 periods.
     pub gaps: u64,

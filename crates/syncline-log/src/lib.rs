@@ -31,3 +31,9 @@ pub use mcap_reader::{
     ChannelInfo, DEFAULT_RECORD_LIMIT, MCAP_MAGIC, McapReader, Message, StampSource,
     looks_like_mcap,
 };
+
+/// The code blocks of `docs/inspect.md`, compiled as doctests so that the
+/// guide cannot rot.
+#[doc = include_str!("../../../docs/inspect.md")]
+#[cfg(doctest)]
+pub struct InspectDoctests;
