@@ -204,3 +204,15 @@ fn huge_timeouts_capacities_and_extreme_stamps_are_fine() {
         ]
     );
 }
+
+/// INTERFACE.md: a push earlier than the last released sample is
+/// `dropped_late`, however much earlier (the live aligner's clock-step
+/// rule is not part of the replay contract).
+#[test]
+fn a_row_hours_older_than_the_last_release_is_late() {
+    let csv = "topic,stamp_ns\na,1000000000\na,2000000000\na,7200000000000\na,3000000000\n";
+    let out = align(&["--timeout-ns", "100", "--stream", "a=0"], csv);
+    assert!(out.status.success());
+    let ev = events(&out);
+    assert_eq!(ev[3], (3, "dropped_late".to_string()), "{ev:?}");
+}

@@ -23,7 +23,9 @@
 //!   them) once `handle_timeout(now)` says `now >= arrival + timeout`, even
 //!   if every input went silent. [`Aligner::poll_timeout`] gives the
 //!   deadline to arm.
-//! * **Clock steps.** A push older than the last released sample by more
+//! * **Clock steps** (on by default; [`Aligner::with_clock_steps`] turns
+//!   the rule off, as `syncline align`'s replay contract does). A push
+//!   older than the last released sample by more
 //!   than the step threshold, `max(2 · timeout, 1 s)`, is a **backward
 //!   clock step** (stamps taken on a wall clock that was stepped back), not
 //!   a late sample: it is counted in `clock_steps_backward`, the samples
@@ -223,6 +225,8 @@ pub struct Aligner<T> {
     flushing: usize,
     clock_steps_backward: u64,
     forward_jumps: u64,
+    /// Whether a push far older than the last release is a clock step.
+    detect_steps: bool,
 }
 
 /// The smallest step threshold (see the module docs).
@@ -244,7 +248,17 @@ impl<T> Aligner<T> {
             flushing: 0,
             clock_steps_backward: 0,
             forward_jumps: 0,
+            detect_steps: true,
         }
+    }
+
+    /// Turns the clock-step rule (module docs) on (the default) or off.
+    /// Off, a push older than the last released sample is always dropped
+    /// as late, as Rock's StreamAligner and the replay contract of
+    /// `syncline align` do; forward jumps are still counted.
+    pub fn with_clock_steps(mut self, detect: bool) -> Self {
+        self.detect_steps = detect;
+        self
     }
 
     /// The clock-step threshold: `max(2 · timeout, 1 s)`.
@@ -499,7 +513,8 @@ impl<T> Aligner<T> {
         arrival: Option<Timestamp>,
     ) -> Push<T> {
         let slot = id.slot();
-        if let Some(cur) = self.current
+        if self.detect_steps
+            && let Some(cur) = self.current
             && cur.nanos_since_wide(stamp) > i128::from(self.step_threshold().as_nanos())
             && self
                 .slots
