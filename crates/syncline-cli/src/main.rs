@@ -11,10 +11,12 @@ use clap::{Parser, Subcommand};
 
 mod align;
 mod associate;
+mod coordinator;
 mod error;
 mod estimate;
 mod input;
 mod output;
+mod participant;
 mod sync;
 mod timer;
 
@@ -41,6 +43,10 @@ enum Command {
     Timer(timer::TimerArgs),
     /// Timestamp estimator replay: acquisition times from arrival times.
     Estimate(estimate::EstimateArgs),
+    /// Timing coordinator of participants in other processes, over zenoh.
+    Coordinator(coordinator::CoordinatorArgs),
+    /// A periodic timer driven by a remote coordinator, over zenoh.
+    Participant(participant::ParticipantArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -50,6 +56,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Align(args) => align::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Estimate(args) => estimate::run(args),
+        Command::Coordinator(args) => coordinator::run(args),
+        Command::Participant(args) => participant::run(args),
     }
 }
 
