@@ -469,9 +469,8 @@ impl Shell {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         while self.transport.alive().next().is_some() {
             match tokio::time::timeout_at(deadline, self.transport.recv()).await {
-                Ok(Some(Inbound::Join { peer, name })) => {
-                    // A late joiner is told to stop.
-                    drop(self.join(peer, name));
+                Ok(Some(Inbound::Join { peer, .. })) => {
+                    // A late (or returning) joiner is told to stop.
                     let _ = self
                         .transport
                         .send(Some(peer), syncline::core::timer::Signal::Stop);

@@ -64,17 +64,18 @@ fn three_participants_run_1000_simulated_steps_and_see_every_trigger() {
     assert_eq!(summary["link"]["gaps"], 0);
 }
 
-/// Kills participant `b` after it has run a while; returns the
-/// coordinator's output, the survivors' outputs and how long the
-/// coordinator took to report the loss.
-fn kill_one(
-    policy: &str,
-    steps: u64,
-) -> (
+/// The coordinator's output, each survivor's (name, period, offset,
+/// output), and how long the loss took to be reported.
+type KillRun = (
     net::Finished,
     Vec<(String, i64, i64, net::Finished)>,
     Duration,
-) {
+);
+
+/// Kills participant `b` after it has run a while; returns the
+/// coordinator's output, the survivors' outputs and how long the
+/// coordinator took to report the loss.
+fn kill_one(policy: &str, steps: u64) -> KillRun {
     let port = free_port();
     let prefix = unique_prefix();
     let ep = endpoint("127.0.0.1", port);
