@@ -12,11 +12,13 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod align;
 mod analyze;
 mod associate;
+mod coordinator;
 mod error;
 mod estimate;
 mod events;
 mod input;
 mod output;
+mod participant;
 mod plot;
 mod ros2;
 mod sync;
@@ -61,6 +63,10 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Timing coordinator of participants in other processes, over zenoh.
+    Coordinator(coordinator::CoordinatorArgs),
+    /// A periodic timer driven by a remote coordinator, over zenoh.
+    Participant(participant::ParticipantArgs),
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
@@ -82,6 +88,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
             );
             Ok(())
         }
+        Command::Coordinator(args) => coordinator::run(args),
+        Command::Participant(args) => participant::run(args),
     }
 }
 

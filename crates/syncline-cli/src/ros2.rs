@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use futures::StreamExt;
 use serde::Serialize;
+use syncline::Stamped;
 use syncline_log::TopicTiming;
 use syncline_log::quantiles::Quantiles;
 use syncline_log::record::{RecordChannel, Recorder};
 use syncline_zenoh::ros2::{
     Ros2Config, Ros2Message, Ros2Node, StampSource, StatusHandle, SubscribeOptions,
 };
-use syncline::Stamped;
 
 use crate::error::CliError;
 use crate::output::Output;
@@ -136,7 +136,12 @@ fn seconds(flag: &str, s: f64) -> Result<Duration, CliError> {
     Duration::try_from_secs_f64(s)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| CliError::flag(flag, format!("expected a positive number of seconds, got {s}")))
+        .ok_or_else(|| {
+            CliError::flag(
+                flag,
+                format!("expected a positive number of seconds, got {s}"),
+            )
+        })
 }
 
 fn failed(what: &str, e: impl std::fmt::Display) -> CliError {
@@ -261,7 +266,8 @@ impl TopicState {
         let header = m.stamp_source == StampSource::Header;
         self.header.get_or_insert(header);
         if header {
-            self.timing.push(msg.stamp.as_nanos(), Some(m.received.as_nanos()));
+            self.timing
+                .push(msg.stamp.as_nanos(), Some(m.received.as_nanos()));
         } else {
             self.timing.push(m.received.as_nanos(), None);
         }
@@ -300,13 +306,22 @@ async fn hz(args: HzArgs) -> Result<(), CliError> {
     let mut subs = Vec::new();
     for topic in &args.topics {
         let sub = node
-            .subscribe(topic, SubscribeOptions { fallback: StampSource::ReceiveTime, ..SubscribeOptions::default() })
+            .subscribe(
+                topic,
+                SubscribeOptions {
+                    fallback: StampSource::ReceiveTime,
+                    ..SubscribeOptions::default()
+                },
+            )
             .await
             .map_err(|e| CliError::flag("TOPIC", e.to_string()))?;
         subs.push(sub);
     }
     let handles: Vec<StatusHandle> = subs.iter().map(|s| s.status_handle()).collect();
-    let mut states: Vec<TopicState> = subs.iter().map(|s| TopicState::new(s.topic().as_str())).collect();
+    let mut states: Vec<TopicState> = subs
+        .iter()
+        .map(|s| TopicState::new(s.topic().as_str()))
+        .collect();
     let mut merged = merge(subs);
     let live = !args.json && std::io::stdout().is_terminal();
     let start = Instant::now();
@@ -325,7 +340,11 @@ async fn hz(args: HzArgs) -> Result<(), CliError> {
     }
     let mut out = Output::open(None)?;
     if args.json {
-        let topics: Vec<_> = states.iter().zip(&handles).map(|(s, h)| s.report(h)).collect();
+        let topics: Vec<_> = states
+            .iter()
+            .zip(&handles)
+            .map(|(s, h)| s.report(h))
+            .collect();
         out.json(&serde_json::json!({ "duration_s": args.duration_s, "topics": topics }))?;
         out.raw(b"\n")?;
         out.flush()
@@ -338,7 +357,8 @@ async fn hz(args: HzArgs) -> Result<(), CliError> {
 /// One stream of `(subscription index, message)` over all subscriptions.
 fn merge(
     subs: Vec<syncline_zenoh::ros2::Ros2Subscription>,
-) -> futures::stream::SelectAll<futures::stream::BoxStream<'static, (usize, Stamped<Ros2Message>)>> {
+) -> futures::stream::SelectAll<futures::stream::BoxStream<'static, (usize, Stamped<Ros2Message>)>>
+{
     futures::stream::select_all(
         subs.into_iter()
             .enumerate()
@@ -359,13 +379,26 @@ fn print_table(states: &[TopicState], handles: &[StatusHandle], elapsed: Duratio
     s.push_str(&format!("after {:.0} s\n", elapsed.as_secs_f64()));
     s.push_str(&format!(
         "{:<28} {:>7} {:>10} {:>12} {:>12} {:>9} {:>22} {:>22}\n",
-        "topic", "count", "rate Hz", "jitter ms", "gaps(lost)", "lost seq", "latency med/p99 ms", "send lat med/p99 ms"
+        "topic",
+        "count",
+        "rate Hz",
+        "jitter ms",
+        "gaps(lost)",
+        "lost seq",
+        "latency med/p99 ms",
+        "send lat med/p99 ms"
     ));
     for (state, handle) in states.iter().zip(handles) {
         let r = state.report(handle);
-        let rate = r["rate_hz"].as_f64().map_or("-".into(), |v| format!("{v:.3}"));
+        let rate = r["rate_hz"]
+            .as_f64()
+            .map_or("-".into(), |v| format!("{v:.3}"));
         let jitter = ms(r.get("jitter_ns"), "rms");
-        let lat = format!("{}/{}", ms(r.get("latency_ns"), "median"), ms(r.get("latency_ns"), "p99"));
+        let lat = format!(
+            "{}/{}",
+            ms(r.get("latency_ns"), "median"),
+            ms(r.get("latency_ns"), "p99")
+        );
         let src = format!(
             "{}/{}",
             ms(r.get("source_latency_ns"), "median"),
@@ -393,7 +426,13 @@ async fn record(args: RecordArgs) -> Result<(), CliError> {
     let mut subs = Vec::new();
     for topic in &args.topics {
         let sub = node
-            .subscribe(topic, SubscribeOptions { fallback: StampSource::ReceiveTime, ..SubscribeOptions::default() })
+            .subscribe(
+                topic,
+                SubscribeOptions {
+                    fallback: StampSource::ReceiveTime,
+                    ..SubscribeOptions::default()
+                },
+            )
             .await
             .map_err(|e| CliError::flag("TOPIC", e.to_string()))?;
         subs.push(sub);
@@ -422,10 +461,9 @@ async fn record(args: RecordArgs) -> Result<(), CliError> {
             }
         };
         let received = msg.value.received;
-        let published = msg
-            .value
-            .attachment
-            .map_or(received, |a| syncline::Timestamp::from_nanos(a.source_timestamp));
+        let published = msg.value.attachment.map_or(received, |a| {
+            syncline::Timestamp::from_nanos(a.source_timestamp)
+        });
         if !recorder.write(channel, received, published, msg.value.cdr) {
             unrecorded += 1;
         }
@@ -437,7 +475,11 @@ async fn record(args: RecordArgs) -> Result<(), CliError> {
     let overflow: u64 = statuses.iter().map(|s| s.overflow).sum();
     eprintln!(
         "syncline: recorded {} messages to {} ({} not written, {} dropped by a full queue, {} never received by sequence number)",
-        summary.written, args.out, summary.unwritten.max(unrecorded), overflow, lost
+        summary.written,
+        args.out,
+        summary.unwritten.max(unrecorded),
+        overflow,
+        lost
     );
     Ok(())
 }

@@ -54,11 +54,32 @@ fn stand_in(endpoint: &str, count: usize, skip: &str) -> Vec<Value> {
     std::thread::sleep(Duration::from_millis(1500));
     let out = Command::new("python3")
         .arg(script())
-        .args(["pub", "--endpoint", endpoint, "--topic", "/robot1/imu", "--namespace", "/robot1"])
-        .args(["--count", &count.to_string(), "--period-ms", "5", "--skip", skip, "--wait-s", "1.5"])
+        .args([
+            "pub",
+            "--endpoint",
+            endpoint,
+            "--topic",
+            "/robot1/imu",
+            "--namespace",
+            "/robot1",
+        ])
+        .args([
+            "--count",
+            &count.to_string(),
+            "--period-ms",
+            "5",
+            "--skip",
+            skip,
+            "--wait-s",
+            "1.5",
+        ])
         .output()
         .expect("python3 runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -68,7 +89,11 @@ fn stand_in(endpoint: &str, count: usize, skip: &str) -> Vec<Value> {
 
 fn finish(child: Child) -> String {
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "syncline failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "syncline failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -78,7 +103,16 @@ fn hz_reports_rate_losses_by_sequence_and_latency() {
         return;
     }
     let ep = free_endpoint();
-    let hz = syncline(&["ros2", "hz", "/robot1/imu", "--listen", &ep, "--duration-s", "7", "--json"]);
+    let hz = syncline(&[
+        "ros2",
+        "hz",
+        "/robot1/imu",
+        "--listen",
+        &ep,
+        "--duration-s",
+        "7",
+        "--json",
+    ]);
     let sent = stand_in(&ep, 300, "20,21,22,150");
     let report: Value = serde_json::from_str(finish(hz).trim()).unwrap();
     let t = &report["topics"][0];
@@ -94,8 +128,14 @@ fn hz_reports_rate_losses_by_sequence_and_latency() {
     assert_eq!(t["duplicates"], 0);
     for key in ["latency_ns", "source_latency_ns"] {
         let l = &t[key];
-        assert!(l["min"].as_i64().unwrap() <= l["median"].as_i64().unwrap(), "{key}");
-        assert!(l["p99"].as_i64().unwrap() <= l["max"].as_i64().unwrap(), "{key}");
+        assert!(
+            l["min"].as_i64().unwrap() <= l["median"].as_i64().unwrap(),
+            "{key}"
+        );
+        assert!(
+            l["p99"].as_i64().unwrap() <= l["max"].as_i64().unwrap(),
+            "{key}"
+        );
     }
 }
 
@@ -109,7 +149,14 @@ fn record_writes_an_mcap_that_analyze_reads() {
     let file = dir.join("imu.mcap");
     let ep = free_endpoint();
     let rec = syncline(&[
-        "ros2", "record", file.to_str().unwrap(), "/robot1/imu", "--listen", &ep, "--duration-s", "7",
+        "ros2",
+        "record",
+        file.to_str().unwrap(),
+        "/robot1/imu",
+        "--listen",
+        &ep,
+        "--duration-s",
+        "7",
     ]);
     let sent = stand_in(&ep, 200, "50");
     finish(rec);
@@ -117,7 +164,11 @@ fn record_writes_an_mcap_that_analyze_reads() {
         .args(["analyze", "--json", file.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let t = &report["topics"][0];
     assert_eq!(t["topic"], "/robot1/imu");
@@ -138,13 +189,30 @@ fn topics_lists_the_stand_ins_publisher() {
     // The stand-in listens this time and publishes long enough to be seen.
     let mut node = Command::new("python3")
         .arg(script())
-        .args(["pub", "--endpoint", &ep, "--listen", "--topic", "/robot1/imu", "--namespace", "/robot1"])
+        .args([
+            "pub",
+            "--endpoint",
+            &ep,
+            "--listen",
+            "--topic",
+            "/robot1/imu",
+            "--namespace",
+            "/robot1",
+        ])
         .args(["--count", "1000", "--period-ms", "5", "--wait-s", "0"])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let topics = syncline(&["ros2", "topics", "--connect", &ep, "--json", "--wait-s", "2"]);
+    let topics = syncline(&[
+        "ros2",
+        "topics",
+        "--connect",
+        &ep,
+        "--json",
+        "--wait-s",
+        "2",
+    ]);
     let out = finish(topics);
     node.kill().ok();
     node.wait().ok();
