@@ -93,7 +93,7 @@ def publish(a):
     skip = {int(x) for x in a.skip.split(",") if x}
     time.sleep(a.wait_s)
     for k in range(1, a.count + 1):
-        stamp = a.stamp_start_ns + (k - 1) * a.period_ms * 1_000_000
+        stamp = time.time_ns() if a.stamp_now else a.stamp_start_ns + (k - 1) * a.period_ms * 1_000_000
         if k not in skip:
             att = struct.pack("<qqB16s", k, time.time_ns(), 16, gid)
             pub.put(imu_cdr(stamp, "imu_link", k), attachment=att)
@@ -141,6 +141,7 @@ def main():
     p.add_argument("--period-ms", type=int, default=5)
     p.add_argument("--skip", default="")
     p.add_argument("--stamp-start-ns", type=int, default=1_700_000_000_000_000_000)
+    p.add_argument("--stamp-now", action="store_true", help="stamp each message with the system clock when sent")
     p.add_argument("--humble", action="store_true")
     p.add_argument("--node", default="imu_driver")
     p.add_argument("--namespace", default="")

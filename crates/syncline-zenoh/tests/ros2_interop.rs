@@ -283,3 +283,75 @@ fn hex(s: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
         .collect()
 }
+
+/// syncline's publisher and subscriber with each other (no Python): the
+/// header stamps, the sequence numbers and the type survive the round trip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syncline_publishes_to_syncline() {
+    let endpoint = free_endpoint();
+    let a = Ros2Node::new(&listening(&endpoint), "a", "").await.unwrap();
+    let b = Ros2Node::new(
+        &Ros2Config {
+            domain: 0,
+            connect: vec![endpoint.clone()],
+            listen: vec![],
+            ..Ros2Config::default()
+        },
+        "b",
+        "/ns",
+    )
+    .await
+    .unwrap();
+    let mut sub = b
+        .subscribe("/ns/chatter_stamped", SubscribeOptions::default())
+        .await
+        .unwrap();
+    let mut publisher = a
+        .publisher("/ns/chatter_stamped", "geometry_msgs/msg/PointStamped")
+        .await
+        .unwrap();
+    let mut received = Vec::new();
+    for k in 0..200i64 {
+        let mut cdr = CdrWriter::new();
+        cdr.header(
+            HeaderStamp::from_nanos(5_000_000_000 + k * 1_000_000),
+            "map",
+        );
+        cdr.f64(k as f64).f64(0.0).f64(0.0);
+        publisher.publish(cdr.finish()).await.unwrap();
+        if k == 0 {
+            // The first message may go before the subscription is matched:
+            // wait for one to arrive, then send the rest.
+            loop {
+                match tokio::time::timeout(Duration::from_millis(200), sub.next()).await {
+                    Ok(Some(m)) => {
+                        received.push(m);
+                        break;
+                    }
+                    _ => {
+                        let mut cdr = CdrWriter::new();
+                        cdr.header(HeaderStamp::from_nanos(5_000_000_000), "map");
+                        cdr.f64(0.0).f64(0.0).f64(0.0);
+                        publisher.publish(cdr.finish()).await.unwrap();
+                    }
+                }
+            }
+        }
+    }
+    while received.len() < 200 {
+        let m = tokio::time::timeout(Duration::from_secs(10), sub.next())
+            .await
+            .unwrap()
+            .unwrap();
+        received.push(m);
+    }
+    let first_seq = received[0].value.attachment.unwrap().sequence_number;
+    for (k, m) in received.iter().enumerate().skip(1) {
+        assert_eq!(m.stamp.as_nanos(), 5_000_000_000 + k as i64 * 1_000_000);
+        assert_eq!(m.value.type_name.as_str(), "geometry_msgs/msg/PointStamped");
+        assert_eq!(m.value.stamp_source, StampSource::Header);
+        let seq = m.value.attachment.unwrap().sequence_number;
+        assert_eq!(seq, first_seq + k as i64);
+    }
+    assert_eq!(sub.status().overflow, 0);
+}

@@ -340,6 +340,22 @@ impl<S: SyncInputs, P: SyncPolicy<u64>> Synchronized<S, P> {
             // holds nothing (LatestTime keeps using its last message).
             let hopeless = (0..n).any(|i| self.ended[i] && !reuse && self.core.held(i) == 0);
             if self.ended.iter().all(|e| *e) || hopeless {
+                // What the open inputs have already delivered goes through
+                // the core too, so that it leaves as a drop report (`end`,
+                // or `overflow`) instead of staying unread in the input.
+                for i in 0..n {
+                    while !self.ended[i] {
+                        match self.inputs.poll_input(i, &mut self.storage, cx) {
+                            Poll::Ready(Some((stamp, seq))) => {
+                                let now = self.clock.as_ref().map_or(stamp, |c| c.now());
+                                let _ = self.core.push_at(i, stamp, seq, now);
+                                self.drain(extract);
+                            }
+                            Poll::Ready(None) => self.ended[i] = true,
+                            Poll::Pending => break,
+                        }
+                    }
+                }
                 self.core.finish_input();
                 self.drain(extract);
                 self.finished = true;
