@@ -25,7 +25,8 @@ use syncline_log::TopicTiming;
 use syncline_log::quantiles::Quantiles;
 use syncline_log::record::{RecordChannel, Recorder};
 use syncline_zenoh::ros2::{
-    Ros2Config, Ros2Message, Ros2Node, StampSource, StatusHandle, SubscribeOptions,
+    Ros2Config, Ros2Message, Ros2Node, Ros2Subscription, StampSource, StatusHandle,
+    SubscribeOptions,
 };
 
 use crate::error::CliError;
@@ -300,23 +301,31 @@ impl TopicState {
     }
 }
 
-async fn hz(args: HzArgs) -> Result<(), CliError> {
-    let duration = seconds("--duration-s", args.duration_s)?;
-    let node = node(&args.connection).await?;
-    let mut subs = Vec::new();
-    for topic in &args.topics {
+/// Subscribes to every topic, timing topics without a header by their
+/// receive times.
+async fn subscribe_all(
+    node: &Ros2Node,
+    topics: &[String],
+) -> Result<Vec<Ros2Subscription>, CliError> {
+    let options = SubscribeOptions {
+        fallback: StampSource::ReceiveTime,
+        ..SubscribeOptions::default()
+    };
+    let mut subs = Vec::with_capacity(topics.len());
+    for topic in topics {
         let sub = node
-            .subscribe(
-                topic,
-                SubscribeOptions {
-                    fallback: StampSource::ReceiveTime,
-                    ..SubscribeOptions::default()
-                },
-            )
+            .subscribe(topic, options.clone())
             .await
             .map_err(|e| CliError::flag("TOPIC", e.to_string()))?;
         subs.push(sub);
     }
+    Ok(subs)
+}
+
+async fn hz(args: HzArgs) -> Result<(), CliError> {
+    let duration = seconds("--duration-s", args.duration_s)?;
+    let node = node(&args.connection).await?;
+    let subs = subscribe_all(&node, &args.topics).await?;
     let handles: Vec<StatusHandle> = subs.iter().map(|s| s.status_handle()).collect();
     let mut states: Vec<TopicState> = subs
         .iter()
@@ -356,7 +365,7 @@ async fn hz(args: HzArgs) -> Result<(), CliError> {
 
 /// One stream of `(subscription index, message)` over all subscriptions.
 fn merge(
-    subs: Vec<syncline_zenoh::ros2::Ros2Subscription>,
+    subs: Vec<Ros2Subscription>,
 ) -> futures::stream::SelectAll<futures::stream::BoxStream<'static, (usize, Stamped<Ros2Message>)>>
 {
     futures::stream::select_all(
@@ -423,20 +432,7 @@ async fn record(args: RecordArgs) -> Result<(), CliError> {
     let duration = seconds("--duration-s", args.duration_s)?;
     let recorder = Recorder::create(&args.out).map_err(|e| failed(&args.out, e))?;
     let node = node(&args.connection).await?;
-    let mut subs = Vec::new();
-    for topic in &args.topics {
-        let sub = node
-            .subscribe(
-                topic,
-                SubscribeOptions {
-                    fallback: StampSource::ReceiveTime,
-                    ..SubscribeOptions::default()
-                },
-            )
-            .await
-            .map_err(|e| CliError::flag("TOPIC", e.to_string()))?;
-        subs.push(sub);
-    }
+    let subs = subscribe_all(&node, &args.topics).await?;
     let names: Vec<String> = subs.iter().map(|s| s.topic().to_string()).collect();
     let handles: Vec<StatusHandle> = subs.iter().map(|s| s.status_handle()).collect();
     let mut channels: BTreeMap<(usize, String), RecordChannel> = BTreeMap::new();
