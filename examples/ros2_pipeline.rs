@@ -12,6 +12,11 @@
 //! 3. **synchronizes** them (ApproximateTime) and publishes each set as a
 //!    `std_msgs/String` on `/syncline/sets`.
 //!
+//! The second topic's header stamps must be on the same clock as this
+//! machine's (ROS time from synchronized system clocks, not simulated
+//! time): stamps seconds apart in one order are a clock step to the
+//! aligner, which then releases what it holds first, out of order.
+//!
 //! ```text
 //! ros2 run rmw_zenoh_cpp rmw_zenohd          # on the robot, with its nodes on rmw_zenoh
 //! cargo run --release --example ros2_pipeline -- --imu /imu --other /scan --seconds 10

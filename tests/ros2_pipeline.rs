@@ -1,0 +1,215 @@
+//! The ROS 2 example (`examples/ros2_pipeline.rs`) against stand-in ROS 2
+//! nodes written without syncline's code (`tests/ros2/rmw_node.py`, Python
+//! with the PyPI package `eclipse-zenoh`), over real sockets on loopback:
+//! two publishers feed it, a third node records what it republishes.
+//!
+//! Where Python's zenoh is missing the test says so and passes, unless
+//! `SYNCLINE_REQUIRE_INTEROP=1` (CI sets it and installs the package).
+
+#[allow(dead_code)]
+#[path = "../examples/ros2_pipeline.rs"]
+mod pipeline;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use syncline::TimeDelta;
+use syncline_ros2::attachment::Attachment;
+use syncline_ros2::cdr::{CdrReader, header_stamp};
+use syncline_zenoh::ros2::Ros2Config;
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ros2/rmw_node.py")
+}
+
+fn python_zenoh() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import zenoh"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("SYNCLINE_REQUIRE_INTEROP").as_deref() != Ok("1"),
+            "python3 -c 'import zenoh' fails: pip install eclipse-zenoh"
+        );
+        eprintln!("skipped: Python's zenoh (pip install eclipse-zenoh) is not installed");
+    }
+    ok
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pipeline_restamps_aligns_synchronizes_and_republishes() {
+    if !python_zenoh() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ep = format!("tcp/127.0.0.1:{port}");
+    let options = pipeline::Options {
+        config: Ros2Config {
+            domain: 0,
+            connect: vec![],
+            listen: vec![ep.clone()],
+            ..Ros2Config::default()
+        },
+        imu: "/imu".into(),
+        other: "/robot1/imu_slow".into(),
+        period: TimeDelta::from_millis(5),
+        run_for: Duration::from_secs(9),
+    };
+    let run = tokio::spawn(pipeline::run(options));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let spawn = |args: &[&str]| {
+        Command::new("python3")
+            .arg(script())
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let recorder = spawn(&[
+        "sub",
+        "--endpoint",
+        &ep,
+        "--key",
+        "0/syncline/**",
+        "--duration-s",
+        "7",
+    ]);
+    let imu = spawn(&[
+        "pub",
+        "--endpoint",
+        &ep,
+        "--topic",
+        "/imu",
+        "--count",
+        "600",
+        "--period-ms",
+        "5",
+        "--wait-s",
+        "1.5",
+    ]);
+    let slow = spawn(&[
+        "pub",
+        "--endpoint",
+        &ep,
+        "--topic",
+        "/robot1/imu_slow",
+        "--namespace",
+        "/robot1",
+        "--node",
+        "slow",
+        "--stamp-now",
+        "--count",
+        "60",
+        "--period-ms",
+        "50",
+        "--wait-s",
+        "1.5",
+    ]);
+    let outputs = tokio::task::spawn_blocking(move || {
+        [imu, slow, recorder].map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success());
+            String::from_utf8(out.stdout).unwrap()
+        })
+    })
+    .await
+    .unwrap();
+    let summary = run.await.unwrap().unwrap();
+    let sent_imu = outputs[0].lines().count() as u64;
+    let sent_slow = outputs[1].lines().count() as u64;
+    assert_eq!(summary.order_violations, 0);
+    assert_eq!(summary.imu_lost, 0);
+    assert_eq!(
+        summary.restamped, sent_imu,
+        "every IMU message comes out restamped"
+    );
+    assert_eq!(summary.other, sent_slow);
+    assert!(summary.sets > 0 && summary.sets <= sent_slow, "{summary:?}");
+
+    let seen: Vec<serde_json::Value> = outputs[2]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v.get("key").is_some())
+        .collect();
+    let imu_out: Vec<_> = seen
+        .iter()
+        .filter(|v| {
+            v["key"]
+                .as_str()
+                .unwrap()
+                .starts_with("0/syncline/imu/sensor_msgs::msg::dds_::Imu_/RIHS01_7d9a00ff")
+        })
+        .collect();
+    let sets_out: Vec<_> = seen
+        .iter()
+        .filter(|v| {
+            v["key"]
+                .as_str()
+                .unwrap()
+                .starts_with("0/syncline/sets/std_msgs::msg::dds_::String_/RIHS01_df668c74")
+        })
+        .collect();
+    assert_eq!(imu_out.len() as u64, summary.restamped);
+    assert_eq!(sets_out.len() as u64, summary.sets);
+    // Restamped headers never go backwards, and the attachments count from 1.
+    let mut last = i64::MIN;
+    for (k, v) in imu_out.iter().enumerate() {
+        let stamp = header_stamp(&hex(v["payload"].as_str().unwrap()))
+            .unwrap()
+            .as_nanos();
+        assert!(stamp > last);
+        last = stamp;
+        let att = Attachment::decode(&hex(v["attachment"].as_str().unwrap())).unwrap();
+        assert_eq!(att.sequence_number, k as i64 + 1);
+    }
+    // Each set pairs a republished IMU stamp with a stamp the slow node sent,
+    // and says its spread right; sets come out in the order of their stamps.
+    let imu_stamps: std::collections::HashSet<i64> = imu_out
+        .iter()
+        .map(|v| {
+            header_stamp(&hex(v["payload"].as_str().unwrap()))
+                .unwrap()
+                .as_nanos()
+        })
+        .collect();
+    let slow_stamps: std::collections::HashSet<i64> = outputs[1]
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["stamp_ns"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    let mut last_other = i64::MIN;
+    for v in &sets_out {
+        let payload = hex(v["payload"].as_str().unwrap());
+        let text = CdrReader::new(&payload)
+            .unwrap()
+            .string()
+            .unwrap()
+            .to_owned();
+        let set: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let (imu, other) = (
+            set["imu_stamp_ns"].as_i64().unwrap(),
+            set["other_stamp_ns"].as_i64().unwrap(),
+        );
+        assert!(imu_stamps.contains(&imu), "{text}");
+        assert!(slow_stamps.contains(&other), "{text}");
+        assert_eq!(set["spread_ns"].as_i64().unwrap(), (imu - other).abs());
+        assert!(other > last_other, "{text}");
+        last_other = other;
+    }
+}
