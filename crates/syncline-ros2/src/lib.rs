@@ -2,7 +2,8 @@
 //! expressions and liveliness tokens ([`names`]), the 33-byte per-sample
 //! attachment ([`attachment`]), CDR payloads and their header stamps
 //! ([`cdr`]), and message definitions with their RIHS01 type hashes and
-//! MCAP schemas ([`msg`]).
+//! MCAP schemas ([`msg`]), and serde types for the shipped messages
+//! ([`types`]).
 //!
 //! Everything here is pure: no I/O, no zenoh. `syncline-zenoh` sends and
 //! receives these bytes; `syncline-log` reads and writes them in MCAP
@@ -34,6 +35,7 @@ mod defs;
 pub mod msg;
 pub mod names;
 pub mod seq;
+pub mod types;
 
 pub use attachment::{Attachment, Gid};
 pub use cdr::{CdrReader, CdrWriter, HeaderStamp, header_stamp, set_header_stamp};

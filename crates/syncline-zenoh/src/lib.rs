@@ -51,3 +51,9 @@ impl Error {
         Error::Zenoh(e.to_string())
     }
 }
+
+/// The code blocks of `docs/ros2.md`, compiled as doctests so that the
+/// guide cannot rot.
+#[doc = include_str!("../../../docs/ros2.md")]
+#[cfg(doctest)]
+pub struct Ros2GuideDoctests;

@@ -43,6 +43,7 @@ use syncline_ros2::names::{
     DataKey, EntityKind, HashChunk, LivelinessToken, Qos, Topic, TopicInfo, liveliness_prefix,
 };
 use syncline_ros2::seq::{LossTracker, PublisherCounts, SeqVerdict};
+use syncline_ros2::types::{self, Message};
 use tokio::sync::mpsc;
 
 /// What went wrong talking to a ROS 2 graph.
@@ -57,6 +58,17 @@ pub enum Ros2Error {
     /// A type without a definition or hash, or a bad type name.
     #[error(transparent)]
     Type(#[from] syncline_ros2::msg::MsgError),
+    /// CDR bytes that are not the typed message asked for.
+    #[error(transparent)]
+    Typed(#[from] syncline_ros2::types::TypedError),
+    /// A typed decode or publish of another type than the topic carries.
+    #[error("the topic carries {carried}, not {asked}")]
+    WrongType {
+        /// The type of the message or publisher.
+        carried: String,
+        /// The type asked for.
+        asked: &'static str,
+    },
 }
 
 /// The system clock's time (the epoch if the clock is before it).
@@ -361,6 +373,7 @@ impl Ros2Node {
             .map_err(zerr)?;
         Ok(Ros2Publisher {
             publisher,
+            type_name: key.type_name,
             gid,
             sequence: 0,
             _token: token,
@@ -446,6 +459,32 @@ pub struct Ros2Message {
     pub stamp_source: StampSource,
     /// What its sequence number said.
     pub seq: Option<SeqVerdict>,
+}
+
+impl Ros2Message {
+    /// The message as a typed value (see [`syncline_ros2::types`]; your
+    /// own serde types work too). Fails on another type than the topic
+    /// carries, or bytes that do not decode.
+    ///
+    /// ```no_run
+    /// # async fn f(mut imu: syncline_zenoh::ros2::Ros2Subscription) -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures::StreamExt;
+    /// use syncline_ros2::types::sensor_msgs::Imu;
+    /// while let Some(m) = imu.next().await {
+    ///     let reading: Imu = m.value.decode()?;
+    ///     println!("{} {:?}", m.stamp, reading.angular_velocity);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn decode<T: Message>(&self) -> Result<T, Ros2Error> {
+        if self.type_name.as_str() != T::TYPE_NAME {
+            return Err(Ros2Error::WrongType {
+                carried: self.type_name.to_string(),
+                asked: T::TYPE_NAME,
+            });
+        }
+        Ok(types::decode(&self.cdr)?)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -622,6 +661,7 @@ impl Stream for Ros2Subscription {
 /// Publishes messages of one type on one topic.
 pub struct Ros2Publisher {
     publisher: zenoh::pubsub::Publisher<'static>,
+    type_name: TypeName,
     gid: Gid,
     sequence: i64,
     _token: zenoh::liveliness::LivelinessToken,
@@ -652,6 +692,19 @@ impl Ros2Publisher {
             .attachment(attachment.encode().to_vec())
             .await
             .map_err(zerr)
+    }
+
+    /// Publishes a typed message (see [`syncline_ros2::types`]): encoded
+    /// as little-endian CDR, then as [`publish`](Self::publish). The type
+    /// must be the publisher's.
+    pub async fn publish_msg<T: Message>(&mut self, message: &T) -> Result<(), Ros2Error> {
+        if self.type_name.as_str() != T::TYPE_NAME {
+            return Err(Ros2Error::WrongType {
+                carried: self.type_name.to_string(),
+                asked: T::TYPE_NAME,
+            });
+        }
+        self.publish(types::encode(message)?).await
     }
 
     /// The publisher's GID, as its attachments carry it.

@@ -13,7 +13,11 @@ use std::time::Duration;
 use futures::StreamExt;
 use syncline_ros2::attachment::Attachment;
 use syncline_ros2::cdr::{CdrWriter, HeaderStamp, header_stamp};
-use syncline_zenoh::ros2::{Ros2Config, Ros2Node, StampSource, SubscribeOptions};
+use syncline_ros2::types::builtin_interfaces::Time;
+use syncline_ros2::types::nav_msgs::Odometry;
+use syncline_ros2::types::sensor_msgs::Imu;
+use syncline_ros2::types::std_msgs::Header;
+use syncline_zenoh::ros2::{Ros2Config, Ros2Error, Ros2Node, StampSource, SubscribeOptions};
 
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ros2/rmw_node.py")
@@ -116,6 +120,18 @@ async fn a_namespaced_topic_with_skipped_numbers_arrives_stamped_and_counted() {
         assert_eq!(msg.value.type_name.as_str(), "sensor_msgs/msg/Imu");
         let attachment = msg.value.attachment.unwrap();
         assert_eq!(attachment.sequence_number, line["seq"].as_i64().unwrap());
+        // The typed message reads what the stand-in wrote field by field.
+        let imu: Imu = msg.value.decode().unwrap();
+        assert_eq!(imu.header.stamp.as_nanos(), msg.stamp.as_nanos());
+        assert_eq!(imu.header.frame_id, "imu_link");
+        assert_eq!(imu.orientation.w, 1.0);
+        let k = attachment.sequence_number as f64;
+        assert_eq!(imu.angular_velocity.x, 0.01 * k);
+        assert_eq!(imu.linear_acceleration.z, 9.81);
+        assert!(matches!(
+            msg.value.decode::<Odometry>(),
+            Err(Ros2Error::WrongType { .. })
+        ));
     }
     let status = sub.status();
     assert_eq!(status.lost_seq, 4);
@@ -242,7 +258,21 @@ async fn what_syncline_publishes_another_implementation_reads() {
         for _ in 0..(4 + 9 + 3 + 9 + 3 + 9) {
             cdr.f64(0.0);
         }
-        publisher.publish(cdr.finish()).await.unwrap();
+        let cdr = cdr.finish();
+        // Every other message goes out typed: the same bytes.
+        if k % 2 == 1 {
+            let imu = Imu {
+                header: Header {
+                    stamp: Time::from_nanos(1_000_000_000 + k * 5_000_000),
+                    frame_id: "imu_link".into(),
+                },
+                ..Imu::default()
+            };
+            assert_eq!(syncline_ros2::types::encode(&imu).unwrap(), cdr);
+            publisher.publish_msg(&imu).await.unwrap();
+        } else {
+            publisher.publish(cdr).await.unwrap();
+        }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let seen = tokio::task::spawn_blocking(move || lines(recorder))
