@@ -10,7 +10,10 @@
 //! 2. **aligns** the restamped IMU and a second header-stamped topic into
 //!    one timestamp order (the live aligner, a 100 ms latency bound);
 //! 3. **synchronizes** them (ApproximateTime) and publishes each set as a
-//!    `std_msgs/String` on `/syncline/sets`.
+//!    `std_msgs/String` on `/syncline/sets`;
+//! 4. publishes the estimator's, the aligner's and the IMU subscription's
+//!    statuses once a second as JSON in a `std_msgs/String` on
+//!    `/syncline/status`.
 //!
 //! The second topic's header stamps must be on the same clock as this
 //! machine's (ROS time from synchronized system clocks, not simulated
@@ -35,7 +38,8 @@ use syncline::aligner::{AlignerConfig, OneOf2, StreamConfig};
 use syncline::core::estimator::{Estimator, EstimatorConfig};
 use syncline::core::sync::{ApproximateConfig, ApproximateTime};
 use syncline::prelude::*;
-use syncline_ros2::cdr::{CdrWriter, HeaderStamp, set_header_stamp};
+use syncline_ros2::cdr::{HeaderStamp, set_header_stamp};
+use syncline_ros2::types::std_msgs::String as RosString;
 use syncline_zenoh::ros2::{Ros2Config, Ros2Message, Ros2Node, SubscribeOptions};
 
 /// What the pipeline did.
@@ -47,10 +51,18 @@ pub struct Summary {
     pub other: u64,
     /// Synchronized sets published.
     pub sets: u64,
+    /// Status messages published.
+    pub statuses: u64,
     /// Samples that left the aligner out of timestamp order (always 0).
     pub order_violations: u64,
     /// IMU messages the publishers' sequence numbers say never arrived.
     pub imu_lost: u64,
+    /// Messages the aligner dropped (late, backward or overflow: under a
+    /// load that delays them past the 100 ms bound), IMU then the other.
+    pub dropped: [u64; 2],
+    /// Messages still held by the aligner when the run ended, IMU then
+    /// the other.
+    pub pending: [u64; 2],
 }
 
 /// The pipeline's settings.
@@ -64,8 +76,10 @@ pub struct Options {
     pub other: String,
     /// The IMU's nominal period.
     pub period: TimeDelta,
-    /// How long to run.
+    /// How long to run at most.
     pub run_for: Duration,
+    /// Ends the run early when it turns `true` (the command line's Ctrl-C).
+    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -75,6 +89,7 @@ fn parse_args() -> Result<Options, String> {
         other: "/scan".into(),
         period: TimeDelta::from_millis(5),
         run_for: Duration::from_secs(10),
+        stop: None,
     };
     let mut args = std::env::args().skip(1);
     let mut connect = Vec::new();
@@ -116,6 +131,9 @@ pub async fn run(options: Options) -> Result<Summary, Box<dyn std::error::Error 
     let mut sets_out = node
         .publisher("/syncline/sets", "std_msgs/msg/String")
         .await?;
+    let mut status_out = node
+        .publisher("/syncline/status", "std_msgs/msg/String")
+        .await?;
 
     // 1. Stamp: the IMU's acquisition times, estimated from when its
     //    messages reached this process (zero added latency).
@@ -124,6 +142,7 @@ pub async fn run(options: Options) -> Result<Summary, Box<dyn std::error::Error 
     let imu = imu
         .map(|m| Arrived::new(m.value.received, m.value))
         .timestamped_arrived(estimator);
+    let estimator_status = imu.status_watch();
 
     // 2. Order: one timestamp order, waiting at most 100 ms for the
     //    slower topic (lookaheads: half the IMU period, none for the other).
@@ -146,9 +165,30 @@ pub async fn run(options: Options) -> Result<Summary, Box<dyn std::error::Error 
     let mut summary = Summary::default();
     let mut last = Timestamp::MIN;
     let deadline = tokio::time::Instant::now() + options.run_for;
+    let mut status_tick = tokio::time::interval(Duration::from_secs(1));
+    let mut stop = options.stop.clone();
+    let stopped = async move {
+        match stop.as_mut() {
+            Some(stop) => drop(stop.wait_for(|s| *s).await),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(stopped);
     loop {
         let sample = tokio::select! {
             _ = tokio::time::sleep_until(deadline) => break,
+            _ = &mut stopped => break,
+            _ = status_tick.tick() => {
+                // 4. Statuses, as JSON, for `ros2 topic echo /syncline/status`.
+                let json = serde_json::json!({
+                    "estimator": *estimator_status.borrow(),
+                    "aligner": ordered.status(),
+                    "imu_subscription": imu_status.status(),
+                });
+                status_out.publish_msg(&RosString { data: json.to_string() }).await?;
+                summary.statuses += 1;
+                continue;
+            }
             s = ordered.next() => match s { Some(s) => s, None => break },
         };
         if sample.stamp() < last {
@@ -180,23 +220,38 @@ pub async fn run(options: Options) -> Result<Summary, Box<dyn std::error::Error 
                 stamps[1],
                 (stamps[0] - stamps[1]).abs()
             );
-            let mut cdr = CdrWriter::new();
-            cdr.string(&text);
-            sets_out.publish(cdr.finish()).await?;
+            sets_out.publish_msg(&RosString { data: text }).await?;
             summary.sets += 1;
         }
     }
     summary.imu_lost = imu_status.status().lost_seq;
+    for (k, stream) in ordered.status().aligner.streams.iter().take(2).enumerate() {
+        let c = &stream.counters;
+        summary.dropped[k] = c.dropped_late + c.dropped_backward + c.dropped_overflow;
+        summary.pending[k] = stream.queued as u64;
+    }
     Ok(summary)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)] // zenoh needs a multi-thread runtime
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let options = parse_args()?;
+    let mut options = parse_args()?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    options.stop = Some(stopped);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = stop.send(true);
+        }
+    });
     let summary = run(options).await?;
     println!(
-        "{} IMU messages restamped, {} of the other topic, {} sets, {} order violations, {} IMU messages lost",
-        summary.restamped, summary.other, summary.sets, summary.order_violations, summary.imu_lost
+        "{} IMU messages restamped ({} dropped by the aligner, {} lost on the way), {} of the other topic, {} sets, {} order violations",
+        summary.restamped,
+        summary.dropped[0],
+        summary.imu_lost,
+        summary.other,
+        summary.sets,
+        summary.order_violations
     );
     Ok(())
 }

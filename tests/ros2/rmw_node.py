@@ -13,13 +13,16 @@ hash of sensor_msgs/msg/Imu is the one ROS 2 installations publish.
       publishes N sensor_msgs/Imu messages (sequence numbers 1..N, those
       in --skip left out), one JSON line per message sent on stdout.
   rmw_node.py sub --endpoint E [--listen] --key KEY --duration-s S
+                  [--stop-file F]
       prints one JSON line per sample ({"key", "attachment", "payload"} in
-      hex) and per liveliness token seen ({"token", "alive"}).
+      hex) and per liveliness token seen ({"token", "alive"}), for S
+      seconds or until the file F exists.
 
 Needs the PyPI package eclipse-zenoh.
 """
 import argparse
 import json
+import os
 import struct
 import sys
 import time
@@ -122,7 +125,9 @@ def subscribe(a):
 
     subs = [s.declare_subscriber(a.key, on_sample),
             s.liveliness().declare_subscriber("@ros2_lv/**", on_token, history=True)]
-    time.sleep(a.duration_s)
+    deadline = time.monotonic() + a.duration_s
+    while time.monotonic() < deadline and not (a.stop_file and os.path.exists(a.stop_file)):
+        time.sleep(0.05)
     for sub in subs:
         sub.undeclare()
     s.close()
@@ -150,7 +155,8 @@ def main():
     p.add_argument("--linger-s", type=float, default=0.5)
     p = sp.choices["sub"]
     p.add_argument("--key", default="**")
-    p.add_argument("--duration-s", type=float, default=3.0)
+    p.add_argument("--duration-s", type=float, default=3.0, help="the longest it records")
+    p.add_argument("--stop-file", default="", help="stop early once this file exists")
     a = ap.parse_args()
     publish(a) if a.cmd == "pub" else subscribe(a)
 
