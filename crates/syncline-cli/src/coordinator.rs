@@ -3,6 +3,7 @@
 //! the coordinator core itself (rather than `TimingCoordinator`) to print
 //! its events, count steps and stop after N of them.
 
+use crate::input::{flag_ms, flag_ns};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -50,24 +51,24 @@ pub struct CoordinatorArgs {
     /// Simulated time: stop after this many steps (distinct times).
     #[arg(long)]
     steps: Option<u64>,
-    /// Real time: stop this long after the start instant.
-    #[arg(long = "duration-ns")]
+    /// Real time: stop this long after the start instant (integer ns, or with a unit: 5s, 10ms, 250us).
+    #[arg(long = "duration-ns", value_parser = flag_ns)]
     duration_ns: Option<i64>,
     /// Real time: the start instant lies this far after the moment every
     /// expected participant is ready.
-    #[arg(long = "start-offset-ns", default_value_t = 1_000_000_000)]
+    #[arg(long = "start-offset-ns", default_value = "1s", value_parser = flag_ns)]
     start_offset_ns: i64,
     /// What to do when a participant is lost.
     #[arg(long = "on-leave", value_enum, default_value_t = OnLeave::Continue)]
     on_leave: OnLeave,
     /// Simulated time: how long a triggered participant may take to report.
-    #[arg(long = "answer-timeout-ms", default_value_t = 3000)]
+    #[arg(long = "answer-timeout-ms", default_value = "3000", value_parser = flag_ms)]
     answer_timeout_ms: u64,
     /// How long a silent link lives before its peer is declared lost.
-    #[arg(long = "lease-ms", default_value_t = 1000)]
+    #[arg(long = "lease-ms", default_value = "1000", value_parser = flag_ms)]
     lease_ms: u64,
     /// Print a status line (simulated time, steps, participants) this often.
-    #[arg(long = "status-ms")]
+    #[arg(long = "status-ms", value_parser = flag_ms)]
     status_ms: Option<u64>,
     /// Key expression prefix of the timing messages.
     #[arg(long, default_value = "syncline/timing")]

@@ -1,6 +1,7 @@
 //! `syncline estimate`: the timestamp estimator replayed on a CSV of
 //! arrival events (INTERFACE.md).
 
+use crate::input::flag_ns;
 use clap::Args;
 use syncline::core::estimator::{Estimator, EstimatorConfig, EstimatorError};
 use syncline::{TimeDelta, Timestamp};
@@ -13,11 +14,11 @@ use crate::output::Output;
 /// Arguments of `syncline estimate`.
 #[derive(Debug, Args)]
 pub struct EstimateArgs {
-    /// Base estimation window in ns (> 0).
-    #[arg(long = "window-ns", allow_hyphen_values = true)]
+    /// Base estimation window in ns (> 0) (integer ns, or with a unit: 5s, 10ms, 250us).
+    #[arg(long = "window-ns", allow_hyphen_values = true, value_parser = flag_ns)]
     window_ns: i64,
     /// Expected period in ns (> 0), used until the estimator measured its own.
-    #[arg(long = "period-ns", allow_hyphen_values = true)]
+    #[arg(long = "period-ns", allow_hyphen_values = true, value_parser = flag_ns)]
     period_ns: Option<i64>,
     /// Loss threshold K: a late sample is numbered after a loss at once when
     /// the odds of a loss against a delay reach 2^(K-2) (0: whenever the gap
@@ -27,7 +28,8 @@ pub struct EstimateArgs {
     /// Known minimum latency in ns (>= 0), subtracted from every estimate.
     #[arg(
         long = "min-latency-ns",
-        default_value_t = 0,
+        default_value = "0",
+        value_parser = flag_ns,
         allow_hyphen_values = true
     )]
     min_latency_ns: i64,

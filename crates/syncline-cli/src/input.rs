@@ -445,6 +445,56 @@ pub fn parse_duration_ns(s: &[u8]) -> Option<i64> {
     i64::try_from(if neg { -total } else { total }).ok()
 }
 
+/// A duration flag's value in nanoseconds: a number with a unit (`5s`,
+/// `10ms`, `250us`, `100ns`, `1.5min`), or a plain number taken in the
+/// flag's own unit `plain` (`ns` for the `-ns` flags, as INTERFACE.md fixes
+/// them, `ms` for `-ms`, `s` for `-s`). The one parser of every duration
+/// flag; `None` for anything else.
+pub fn parse_flag_duration(text: &str, plain: &str) -> Option<i64> {
+    let text = text.trim();
+    if text.contains(|c: char| c.is_alphabetic() || c == '\u{b5}') {
+        parse_duration_ns(text.as_bytes())
+    } else {
+        parse_duration_ns(format!("{text}{plain}").as_bytes())
+    }
+}
+
+/// What a duration flag accepts, for clap's error messages.
+const DURATION_HELP: &str = "a duration: a number with a unit (5s, 10ms, 250us, 100ns)";
+
+/// clap value parser of a `-ns` duration flag (integer nanoseconds, or a
+/// number with a unit).
+pub fn flag_ns(text: &str) -> Result<i64, String> {
+    parse_flag_duration(text, "ns")
+        .ok_or_else(|| format!("`{text}` is not {DURATION_HELP} or integer nanoseconds"))
+}
+
+/// [`flag_ns`] for a flag that cannot be negative.
+pub fn flag_ns_u64(text: &str) -> Result<u64, String> {
+    let ns = flag_ns(text)?;
+    u64::try_from(ns).map_err(|_| format!("`{text}` is negative"))
+}
+
+/// clap value parser of a `-ms` duration flag (integer milliseconds, or a
+/// number with a unit that is a whole number of milliseconds).
+pub fn flag_ms(text: &str) -> Result<u64, String> {
+    let ns = parse_flag_duration(text, "ms")
+        .ok_or_else(|| format!("`{text}` is not {DURATION_HELP} or integer milliseconds"))?;
+    match u64::try_from(ns) {
+        Ok(ns) if ns % 1_000_000 == 0 => Ok(ns / 1_000_000),
+        Ok(_) => Err(format!("`{text}` is not a whole number of milliseconds")),
+        Err(_) => Err(format!("`{text}` is negative")),
+    }
+}
+
+/// clap value parser of a `-s` duration flag (seconds, fractions allowed,
+/// or a number with a unit), in seconds.
+pub fn flag_s(text: &str) -> Result<f64, String> {
+    parse_flag_duration(text, "s")
+        .map(|ns| ns as f64 / 1e9)
+        .ok_or_else(|| format!("`{text}` is not {DURATION_HELP} or seconds"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,5 +668,24 @@ mod tests {
         ] {
             assert_eq!(parse_duration_ns(bad.as_bytes()), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn duration_flags_take_their_own_unit_when_plain() {
+        assert_eq!(flag_ns("5000"), Ok(5000));
+        assert_eq!(flag_ns("10ms"), Ok(10_000_000));
+        assert_eq!(flag_ns("-250us"), Ok(-250_000));
+        assert!(flag_ns("1.5").is_err());
+        assert!(flag_ns("5 parsecs").is_err());
+        assert_eq!(flag_ns_u64("100ns"), Ok(100));
+        assert!(flag_ns_u64("-1").is_err());
+        assert_eq!(flag_ms("250"), Ok(250));
+        assert_eq!(flag_ms("1.5s"), Ok(1500));
+        assert!(flag_ms("100us").is_err());
+        assert!(flag_ms("-1").is_err());
+        assert_eq!(flag_s("2"), Ok(2.0));
+        assert_eq!(flag_s("0.25"), Ok(0.25));
+        assert_eq!(flag_s("500ms"), Ok(0.5));
+        assert!(flag_s("soon").is_err());
     }
 }

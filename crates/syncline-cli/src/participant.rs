@@ -4,6 +4,7 @@
 //! `O + k*P` since the Unix epoch from the coordinator's start instant, on
 //! the precise ticker.
 
+use crate::input::{flag_ms, flag_ns, flag_ns_u64};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,24 +34,24 @@ pub struct ParticipantArgs {
     /// This participant's name (letters, digits, '-', '_', '.').
     #[arg(long)]
     name: String,
-    /// Timer period in nanoseconds (> 0).
-    #[arg(long = "period-ns", allow_hyphen_values = true)]
+    /// Timer period in nanoseconds (> 0) (integer ns, or with a unit: 5s, 10ms, 250us).
+    #[arg(long = "period-ns", allow_hyphen_values = true, value_parser = flag_ns)]
     period_ns: i64,
     /// Grid offset in nanoseconds (0 <= O < P); simulated time: the first
     /// callback's time.
-    #[arg(long = "offset-ns", default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long = "offset-ns", default_value = "0", allow_hyphen_values = true, value_parser = flag_ns)]
     offset_ns: i64,
     /// Busy work per callback in nanoseconds.
-    #[arg(long = "work-ns", default_value_t = 0)]
+    #[arg(long = "work-ns", default_value = "0", value_parser = flag_ns_u64)]
     work_ns: u64,
     /// Real time: add each tick's wake-up lateness (`late_ns`) to its line.
     #[arg(long)]
     lateness: bool,
     /// How long to wait for a coordinator that went away (0: for ever).
-    #[arg(long = "coordinator-timeout-ms", default_value_t = 10_000)]
+    #[arg(long = "coordinator-timeout-ms", default_value = "10000", value_parser = flag_ms)]
     coordinator_timeout_ms: u64,
     /// How long a silent link lives before its peer is declared lost.
-    #[arg(long = "lease-ms", default_value_t = 1000)]
+    #[arg(long = "lease-ms", default_value = "1000", value_parser = flag_ms)]
     lease_ms: u64,
     /// Key expression prefix of the timing messages.
     #[arg(long, default_value = "syncline/timing")]

@@ -13,6 +13,7 @@
 //!   of the shipped definitions where known) that `ros2 bag` and
 //!   `syncline analyze` read.
 
+use crate::input::flag_s;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -109,8 +110,8 @@ pub struct HzArgs {
     topics: Vec<String>,
     #[command(flatten)]
     connection: Connection,
-    /// How long to listen, in seconds.
-    #[arg(long, value_name = "S")]
+    /// How long to listen, in seconds (or with a unit: 500ms, 2min).
+    #[arg(long, value_name = "S", value_parser = flag_s)]
     duration_s: f64,
     /// Print one JSON object at the end instead of a live table.
     #[arg(long)]
@@ -128,8 +129,8 @@ pub struct RecordArgs {
     topics: Vec<String>,
     #[command(flatten)]
     connection: Connection,
-    /// How long to record, in seconds.
-    #[arg(long, value_name = "S")]
+    /// How long to record, in seconds (or with a unit: 500ms, 2min).
+    #[arg(long, value_name = "S", value_parser = flag_s)]
     duration_s: f64,
 }
 

@@ -3,6 +3,7 @@
 //! the wake-up lateness of each, then a summary; `--baseline tokio` runs
 //! the same schedule with `tokio::time::interval_at` for comparison.
 
+use crate::input::{flag_ns, flag_ns_u64};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -25,21 +26,21 @@ pub enum Baseline {
 /// Arguments of `syncline timer`.
 #[derive(Debug, Args)]
 pub struct TimerArgs {
-    /// Period in nanoseconds (> 0).
-    #[arg(long = "period-ns", allow_hyphen_values = true)]
+    /// Period in nanoseconds (> 0) (integer ns, or with a unit: 5s, 10ms, 250us).
+    #[arg(long = "period-ns", allow_hyphen_values = true, value_parser = flag_ns)]
     period_ns: i64,
     /// Number of ticks to run (>= 1).
     #[arg(long)]
     count: u64,
     /// Offset of the grid in nanoseconds (0 <= O < P).
-    #[arg(long = "offset-ns", default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long = "offset-ns", default_value = "0", allow_hyphen_values = true, value_parser = flag_ns)]
     offset_ns: i64,
     /// Run the same schedule on another timer, for comparison.
     #[arg(long, value_enum)]
     baseline: Option<Baseline>,
     /// Spin margin of syncline's timer in nanoseconds: it parks until this
     /// long before the deadline, then spins on the system clock.
-    #[arg(long = "spin-ns", default_value_t = 200_000)]
+    #[arg(long = "spin-ns", default_value = "200us", value_parser = flag_ns_u64)]
     spin_ns: u64,
     /// Write to this file instead of standard output.
     #[arg(long)]

@@ -197,3 +197,25 @@ fn estimates_never_go_backwards() {
     assert!(stamps.windows(2).all(|w| w[1] > w[0]));
     assert!(l[600]["status"]["held"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn duration_flags_take_units() {
+    // A unit means the same nanoseconds; a plain number stays nanoseconds.
+    let plain = run(
+        &["--window-ns", "1000000000", "--period-ns", "10000000", "-"],
+        &stream(40),
+    );
+    let units = run(
+        &["--window-ns", "1s", "--period-ns", "10ms", "-"],
+        &stream(40),
+    );
+    assert!(units.status.success(), "{}", common::stderr(&units));
+    assert_eq!(plain.stdout, units.stdout);
+    let bad = run(&["--window-ns", "1 fortnight", "-"], &stream(5));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        common::stderr(&bad).contains("--window-ns"),
+        "{}",
+        common::stderr(&bad)
+    );
+}

@@ -1,0 +1,126 @@
+//! Speed of the CLI's CSV reader on generated 1,000,000-row inputs of the
+//! three shapes the subcommands read: estimator events
+//! (`event,time_ns,index`), messages with arrivals
+//! (`topic,stamp_ns,arrival_ns`: `analyze`, `sync --policy latest`, `align
+//! --wall-timeout`) and messages (`topic,stamp_ns`: `sync`,
+//! `align`). Every row's cells are read as the subcommands read them.
+//!
+//! It was written to decide between the hand-written reader and one on the
+//! `csv` crate (`ByteRecord`): `csv` alone splits about as fast, but it has
+//! no record-length limit and accepts malformed quoting, and with a
+//! quote-aware guard in front of it for those it was no faster on these
+//! inputs, so the CLI keeps its reader.
+//!
+//! `cargo bench -p syncline-cli --bench csv_input`, or with the project's
+//! one release build: `cargo test --release -p syncline-cli --bench
+//! csv_input --no-run`, then run the printed executable with `--bench`.
+
+use std::hint::black_box;
+use std::sync::LazyLock;
+
+use divan::Bencher;
+use divan::counter::BytesCount;
+
+// The reader is a module of the `syncline` binary: compiled in here as is.
+#[allow(dead_code)]
+#[path = "../src/error.rs"]
+mod error;
+#[allow(dead_code)]
+#[path = "../src/input.rs"]
+mod input;
+
+use input::CsvInput;
+
+const ROWS: u64 = 1_000_000;
+const T0: i64 = 1_700_000_000_000_000_000;
+
+fn main() {
+    divan::main();
+}
+
+/// A deterministic xorshift stream of jitters in `0..1_000_000` ns.
+fn jitters() -> impl FnMut() -> i64 {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 1_000_000) as i64
+    }
+}
+
+static EVENTS: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let mut j = jitters();
+    let mut s = String::from("event,time_ns,index\n");
+    for k in 0..ROWS as i64 {
+        let t = T0 + k * 10_000_000 + j();
+        s.push_str(&format!("sample,{t},{k}\n"));
+    }
+    s.into_bytes()
+});
+
+static ARRIVALS: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let mut j = jitters();
+    let mut s = String::from("topic,stamp_ns,arrival_ns\n");
+    for k in 0..ROWS as i64 {
+        let stamp = T0 + k * 5_000_000;
+        let topic = ["/imu", "/camera/left", "/lidar"][k as usize % 3];
+        s.push_str(&format!("{topic},{stamp},{}\n", stamp + 1_000_000 + j()));
+    }
+    s.into_bytes()
+});
+
+static MESSAGES: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let mut j = jitters();
+    let mut s = String::from("topic,stamp_ns\n");
+    for k in 0..ROWS as i64 {
+        let topic = ["t0", "t1", "t2"][k as usize % 3];
+        s.push_str(&format!("{topic},{}\n", T0 + k * 5_000_000 + j()));
+    }
+    s.into_bytes()
+});
+
+/// Reads every row of `text`, parsing the integer columns `ints` and
+/// looking at the text column `label`, as the subcommands do; returns a
+/// checksum.
+fn read_all(text: &'static [u8], label: &str, ints: &[&str]) -> i64 {
+    let mut csv = CsvInput::from_reader("bench.csv", Box::new(text)).expect("header");
+    let label = csv.require(label).expect("label column");
+    let cols: Vec<usize> = ints
+        .iter()
+        .map(|c| csv.require(c).expect("column"))
+        .collect();
+    let mut sum = 0i64;
+    while let Some(pos) = csv.next_row().expect("row") {
+        sum = sum.wrapping_add(csv.cell(label).map_or(0, |c| c.len() as i64));
+        for &c in &cols {
+            sum = sum.wrapping_add(csv.required_i64(c, pos).expect("integer"));
+        }
+    }
+    sum
+}
+
+fn bench(bencher: Bencher, text: &'static LazyLock<Vec<u8>>, label: &str, ints: &[&str]) {
+    let text: &'static [u8] = text.as_slice();
+    bencher
+        .counter(BytesCount::new(text.len()))
+        .bench(|| black_box(read_all(black_box(text), label, ints)));
+}
+
+/// `event,time_ns,index` (syncline estimate).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn events(bencher: Bencher) {
+    bench(bencher, &EVENTS, "event", &["time_ns", "index"]);
+}
+
+/// `topic,stamp_ns,arrival_ns` (messages with their arrival).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn arrivals(bencher: Bencher) {
+    bench(bencher, &ARRIVALS, "topic", &["stamp_ns", "arrival_ns"]);
+}
+
+/// `topic,stamp_ns` (syncline sync and align).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn messages(bencher: Bencher) {
+    bench(bencher, &MESSAGES, "topic", &["stamp_ns"]);
+}
