@@ -105,6 +105,28 @@ pub(crate) async fn open_session(
     }
 }
 
+/// Runs this process again with zenoh's tasks on one thread
+/// (`ZENOH_RUNTIME` = [`syncline_zenoh::ONE_THREAD_RUNTIME`]) unless the
+/// variable is set already (a user's own choice, e.g. `ZENOH_RUNTIME='()'`
+/// for zenoh's defaults). Zenoh reads the variable once, at its first use,
+/// and setting it from inside the process would need `unsafe`: the process
+/// replaces itself (same pid, same standard streams) before anything else
+/// runs. Returns only where that is not possible (then nothing changes).
+pub(crate) fn one_zenoh_thread() {
+    const VAR: &str = "ZENOH_RUNTIME";
+    #[cfg(unix)]
+    if std::env::var_os(VAR).is_none()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        use std::os::unix::process::CommandExt;
+        let e = std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env(VAR, syncline_zenoh::ONE_THREAD_RUNTIME)
+            .exec();
+        tracing::debug!("zenoh's runtime left as it is: {e}");
+    }
+}
+
 /// A multi-thread runtime (zenoh refuses a current-thread one).
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread()
@@ -119,6 +141,7 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 
 /// Runs `syncline coordinator`.
 pub fn run(args: CoordinatorArgs) -> Result<(), CliError> {
+    one_zenoh_thread();
     if args.listen.is_empty() && args.connect.is_empty() && args.zenoh_config.is_none() {
         return Err(CliError::flag("--listen", "give --listen or --connect"));
     }

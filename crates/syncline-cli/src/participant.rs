@@ -19,7 +19,7 @@ use syncline::timer::{
 use syncline::{TimeDelta, Timestamp};
 use syncline_zenoh::{TimingConfig, ZenohParticipant};
 
-use crate::coordinator::{net_error, open_session, runtime};
+use crate::coordinator::{net_error, one_zenoh_thread, open_session, runtime};
 use crate::error::CliError;
 
 /// Arguments of `syncline participant`.
@@ -127,6 +127,7 @@ fn busy(work: Duration) {
 
 /// Runs `syncline participant`.
 pub fn run(args: ParticipantArgs) -> Result<(), CliError> {
+    one_zenoh_thread();
     if args.listen.is_empty() && args.connect.is_empty() && args.zenoh_config.is_none() {
         return Err(CliError::flag("--connect", "give --connect or --listen"));
     }

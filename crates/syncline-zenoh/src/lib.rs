@@ -28,6 +28,25 @@ pub use stamped::{
 };
 pub use timing::{LinkStats, TimingConfig, ZenohCoordinator, ZenohParticipant, check_name};
 
+/// A value for zenoh's `ZENOH_RUNTIME` environment variable that runs all
+/// of zenoh's tasks (accepting, receiving, sending, the session's own) on
+/// zenoh's one `net` thread instead of six.
+///
+/// Zenoh reads the variable once, when a process first uses it, so it must
+/// be in the process's environment at launch (`ZENOH_RUNTIME=... prog`);
+/// `syncline coordinator` and `syncline participant` start themselves
+/// again with it when it is unset. With it, a message received or sent
+/// wakes one zenoh thread instead of two or three (the socket's reactor and
+/// the receiving or sending task then live on the same thread): fewer
+/// context switches and less CPU per message (docs/distributed.md).
+///
+/// Not for a process whose zenoh callbacks may block: a
+/// [`StampedSubscriber`] whose queue is full blocks zenoh's receiving
+/// thread, which would then also stop the sending and the keep-alives of
+/// every link of that process.
+pub const ONE_THREAD_RUNTIME: &str =
+    "(rx: (handover: net), acc: (handover: net), tx: (handover: net), app: (handover: net))";
+
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
