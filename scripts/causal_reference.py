@@ -197,6 +197,7 @@ def run(method, csv_path, side_path, out_path, history_ns=None):
     refs = any(r["event"] == "reference" for r in rows)
     sample_est, ref_est = make(), make()
     raw_last, unwrapped = None, None
+    modulus = 1 << side.get("params", {}).get("counter_bits", 8)  # 8 bits unless the draw says
     with open(out_path, "w") as o:
         for rid, r in enumerate(rows):
             q = int(r["time_ns"])
@@ -206,7 +207,7 @@ def run(method, csv_path, side_path, out_path, history_ns=None):
                 idx = None
                 if r.get("index", "") not in ("", None):
                     i = int(r["index"])
-                    unwrapped = i if raw_last is None else unwrapped + (i - raw_last) % 256
+                    unwrapped = i if raw_last is None else unwrapped + (i - raw_last) % modulus
                     raw_last, idx = i, unwrapped
                 if refs and idx is None:
                     # one reference per sample: number the samples in order

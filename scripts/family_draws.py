@@ -7,26 +7,39 @@ streams (issue 42), each draw scored against Rock's estimator
 
     python3 scripts/family_draws.py --draws 20 [--kinds uniform,usb_timer] [--seed 1]
         [--jobs 2] [--bin target/release/syncline] [--out draws.jsonl] [--markdown]
+        [--no-causal] [--told-all] [--first D]
+    python3 scripts/family_draws.py --table draws.jsonl [--kinds ...] [--markdown]
+
+The issue's run, 2100 draws (15 kinds x 140), about 50 min on two busy cores:
+
+    python3 scripts/family_draws.py --seed 2 --draws 140 --jobs 2 --no-causal --markdown --quiet --out draws.jsonl
 
 Every draw picks its own period (log-uniform, 0.5 ms-1 s unless the kind
 fixes it), a constant rate error (+-100 ppm), a base latency, and an arrival
 jitter whose scale is log-uniform from 1 % of a period up to 5 periods for the
 jitter kinds (0.5 periods for the others, so that each kind isolates its
-trait), under one of five laws (uniform, exponential, gamma, Gaussian,
-heavy-tailed Pareto). Delivery is FIFO. The kinds add one trait each:
+trait), under one of five laws (uniform, exponential, gamma and its shape
+1.5-4, Gaussian, heavy-tailed Pareto and its shape 1.5-2.5). Delivery is
+FIFO (a sample ready before the one ahead of it was delivered comes 20-60 us
+after it). The kinds add one trait each:
 
   uniform exponential gamma gaussian heavy_tailed   the jitter law alone
-  loss_random loss_bursty   0-10 % losses, independent or in bursts, announced
-                            (`loss` rows) on half of the draws
+  loss_random loss_bursty   0-10 % losses, independent or in bursts of mean
+                            length 1.5-6, announced (`loss` rows) on half of
+                            the draws
   stalls                    stalls of 2-20 periods, the backlog in a burst after
   packets                   n = 2-8 samples per packet, sent with the last one
   usb_timer                 a serial sensor behind a USB adapter: samples held
-                            until a packet of 2-32 fills or a 16 ms latency
-                            timer fires (periods 0.5-20 ms)
-  wandering                 the rate wanders +-10-100 ppm over 10-300 s
+                            until a packet of 2-32 fills or a latency timer
+                            fires (16 ms on half of the draws, 1-16 ms else;
+                            periods 0.5-20 ms)
+  wandering                 the rate wanders +-10-100 ppm over 10-300 s (the
+                            constant part shrunk to stay within +-100 ppm)
   period_step               the period steps by +-0.5-5 % half-way
   quantised                 arrivals read on a clock of 1, 4, 10 or 15.625 ms
-  counter                   an 8-bit device counter (wraps), 0-10 % losses
+                            (half of the draws) or any tick of 0.1-20 ms
+  counter                   a 4-, 8-, 12- or 16-bit device counter that wraps
+                            during the draw, 0-10 % losses
   reference                 a hardware pulse 20-80 us after each acquisition
 and the issue's table, with the flags a new user gives:
   imu_u4                    200 Hz IMU, latency 1 ms + U(0, 4 ms), no loss
@@ -36,13 +49,21 @@ and the issue's table, with the flags a new user gives:
                             tens of ppm over tens of seconds
 
 syncline runs as `syncline estimate --window-ns W --period-ns P
---loss-threshold 2` with W = max(5 s, 10 periods). Per kind it prints: draws;
-the share of draws with RMS <= Rock's (target 99 %); with RMS <= max(5 us,
-0.5 x Rock's) and max <= Rock's max (target 90 %); the median (target <= 0.25)
-and worst of RMS / Rock RMS; the median of RMS / best causal RMS; and the
-estimates earlier than or equal to the one before (target 0). A draw's seed
-is `seed * 100000 + kind number * 1000 + draw`, so one draw can be rerun
-alone with `--kinds KIND --seed S --first D --draws 1 --keep DIR`.
+--loss-threshold 2` with W = max(5 s, 10 periods).
+
+Targets (issue 42), per draw: RMS <= Rock's (99 % of draws); RMS <= max(5 us,
+0.5 x Rock's) and max <= Rock's max ("strict", 90 %); median RMS/Rock <= 0.25;
+no estimate earlier than or equal to the one before. On the kinds whose whole
+generation it is told (TOLD below), a causal estimator told the draw's true
+jitter law and loss model (scripts/told_estimator.py, needs numpy) is run on
+the draws where syncline misses one of Rock's figures; where the told
+estimator cannot reach a figure either, its own figure becomes the draw's
+target. Per kind the table prints: draws; the two pass rates against those
+targets; the median and worst RMS/Rock; the draws the told estimator ran on
+and its median RMS/Rock there; how many draws' RMS, strict-RMS and max
+targets it set; and the backward estimates. A draw's seed is
+`seed * 100000 + kind number * 1000 + draw`, so one draw can be rerun alone
+with `--kinds KIND --seed S --first D --draws 1 --keep DIR`.
 """
 import argparse
 import importlib.util
@@ -60,6 +81,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import causal_reference  # noqa: E402
 import rock_estimator  # noqa: E402
+import told_estimator  # noqa: E402
 
 LAWS = ["uniform", "exponential", "gamma", "gaussian", "heavy_tailed"]
 KINDS = LAWS + ["loss_random", "loss_bursty", "stalls", "packets", "usb_timer", "wandering",
@@ -69,29 +91,34 @@ KINDS = LAWS + ["loss_random", "loss_bursty", "stalls", "packets", "usb_timer", 
 # points of the space; ask for them with --kinds).
 TABLE = ["imu_u4", "imu_u19", "usb_serial", "crystal"]
 MS = 1_000_000
+# Kinds whose whole generation the told estimator (scripts/told_estimator.py)
+# is told: the jitter law, the loss model, FIFO queueing, a quantised clock.
+# On these, a draw's target becomes the told estimator's figure where that
+# cannot reach Rock's (issue 42). On the others (stalls, packets, rate
+# changes, references) the told estimator is not told the trait, so it sets
+# no target there and is not run.
+TOLD = LAWS + ["loss_random", "loss_bursty", "counter", "quantised", "imu_u4", "imu_u19"]
 
 
 def loguniform(rng, lo, hi):
     return math.exp(rng.uniform(math.log(lo), math.log(hi)))
 
 
-def delay(rng, law, scale, period):
+def delay(rng, law, scale, period, shape):
     """One arrival delay beyond the base latency, ns; `scale` is the law's
-    spread (uniform width, exponential and gamma mean, Gaussian 3 sigma,
-    Pareto scale)."""
+    spread (uniform width, exponential and gamma mean, Gaussian mean = 3
+    sigma, Pareto scale / 0.3); `shape` the draw's gamma or Pareto shape."""
     if law == "uniform":
         return rng.uniform(0, scale)
     if law == "exponential":
         return rng.expovariate(1 / scale)
     if law == "gamma":
-        k = rng.uniform(1.5, 4)
-        return rng.gammavariate(k, scale / k)
+        return rng.gammavariate(shape, scale / shape)
     if law == "gaussian":
         s = scale / 3
         return max(0.0, rng.gauss(3 * s, s))
-    # Pareto, shape 1.5-2.5, scaled to the spread, capped at 50 periods.
-    a = rng.uniform(1.5, 2.5)
-    return min(scale * 0.3 * (rng.paretovariate(a) - 1), 50 * period)
+    # Pareto, capped at 50 periods.
+    return min(scale * 0.3 * (rng.paretovariate(shape) - 1), 50 * period)
 
 
 def fifo(ready, rng, gap=(20_000, 60_000)):
@@ -115,6 +142,8 @@ def draw(kind, seed):
         period = loguniform(rng, 0.5 * MS, 20 * MS)
     law = kind if kind in LAWS else rng.choice(LAWS)
     jit = loguniform(rng, 0.01, 5.0 if kind in LAWS else 0.5)
+    # gamma shape 1.5-4, Pareto shape 1.5-2.5, one per draw
+    shape = rng.uniform(1.5, 4) if law == "gamma" else rng.uniform(1.5, 2.5)
     ppm = rng.uniform(-100, 100)
     latency = rng.uniform(0.1, 2) * MS
     if kind == "imu_u4" or kind == "imu_u19":
@@ -125,14 +154,19 @@ def draw(kind, seed):
         period, law, jit, latency = loguniform(rng, 10 * MS, 100 * MS), "exponential", loguniform(rng, 0.01, 0.2), MS
     period = round(period)
     n = int(min(3000, max(400, 300e9 / period)))
-    p.update(period_ns=period, law=law, jitter_periods=round(jit, 4), ppm=round(ppm, 2), n=n)
+    if law in ("gamma", "heavy_tailed"):
+        p.update(shape=round(shape, 3))
+    p.update(period_ns=period, law=law, jitter_periods=round(jit, 4), n=n)
     # True acquisition times: a rate error, wandering or stepping.
     wander = None
     if kind in ("wandering", "crystal"):
         amp = rng.uniform(10, 100) if kind == "wandering" else rng.uniform(10, 50)
         tau = rng.uniform(10, 300) if kind == "wandering" else rng.uniform(10, 60)
         wander = (amp, tau, rng.uniform(0, 2 * math.pi))
+        # the constant and the wandering part together stay within +-100 ppm
+        ppm *= (100 - amp) / 100
         p.update(wander_ppm=round(amp, 1), wander_s=round(tau, 1))
+    p.update(ppm=round(ppm, 2))
     step_at, step = None, 1.0
     if kind == "period_step":
         step_at = rng.randint(int(0.4 * n), int(0.6 * n))
@@ -150,7 +184,7 @@ def draw(kind, seed):
             per *= step
         t += per * rate
     scale = jit * period
-    ready = [x + latency + delay(rng, law, scale, period) for x in true]
+    ready = [x + latency + delay(rng, law, scale, period, shape) for x in true]
     keep = [True] * n
     announce = False
     if kind in ("loss_random", "counter") or (kind == "imu_u19" and rng.random() < 0.5):
@@ -180,7 +214,9 @@ def draw(kind, seed):
         p.update(per_packet=m)
     if kind in ("usb_timer", "usb_serial"):
         m = rng.randint(2, 32) if kind == "usb_timer" else rng.choice([4, 8, 16, 32, 64])
-        timer = 16 * MS
+        # FTDI-style latency timer: 16 ms by default, set anywhere in 1-16 ms
+        timer = 16 * MS if kind == "usb_serial" or rng.random() < 0.5 else rng.randint(1, 16) * MS
+        p.update(timer_ns=timer)
         out, buf_start, buf = [], None, []
         for k in range(n):
             # The adapter receives sample k at ready[k]; a packet leaves when
@@ -200,10 +236,17 @@ def draw(kind, seed):
     rows_ready = [(ready[k], k) for k in range(n) if keep[k]]
     q = fifo([r for r, _ in rows_ready], rng)
     if kind == "quantised":
-        tick = rng.choice([1 * MS, 4 * MS, 10 * MS, 15.625 * MS])
+        # a common OS tick on half of the draws, any tick of 0.1-20 ms else
+        tick = rng.choice([1 * MS, 4 * MS, 10 * MS, 15.625 * MS]) if rng.random() < 0.5 else round(loguniform(rng, 0.1 * MS, 20 * MS))
         ph = rng.uniform(0, tick)
         q = [(math.floor((x - ph) / tick) + 1) * tick + ph for x in q]
         p.update(tick_ns=tick)
+    bits, start = None, 0
+    if kind == "counter":
+        # a 4- to 16-bit counter starting anywhere before its first wrap
+        bits = rng.choice([4, 8, 12, 16])
+        start = (1 << bits) - rng.randint(1, min(1 << bits, n // 2))
+        p.update(counter_bits=bits)
     events = []
     prev_k = -1
     for (r, k), a in zip(rows_ready, q):
@@ -211,7 +254,7 @@ def draw(kind, seed):
             # The driver announces each loss right before the sample after it.
             events += [(a, 0, ("loss", round(a), "", ""))] * (k - prev_k - 1)
         prev_k = k
-        ix = str(k % 256) if kind == "counter" else ""
+        ix = str((start + k) % (1 << bits)) if bits else ""
         events.append((a, 1, ("sample", round(a), ix, true[k])))
     if kind == "reference":
         for x in true:
@@ -263,15 +306,24 @@ def run_one(job):
     r = {"kind": kind, "seed": seed, "params": params, "backward": backward,
          "held": status.get("held"), "rms": ours["rms_ns"] / 1e3, "max": ours["max_ns"] / 1e3}
     p = os.path.join(d, name + ".rock.jsonl")
-    rock_estimator.run(csvp, side, p)
+    rock_estimator.run(csvp, side, p, 1 << params.get("counter_bits", 8))
     rock = sc.score(samples, sc.load_estimates(p, ids))
     r.update(rock_rms=rock["rms_ns"] / 1e3, rock_max=rock["max_ns"] / 1e3)
     best = []
-    for m in ("hull", "olson"):
+    for m in ("hull", "olson") if args["causal"] else ():
         p = os.path.join(d, f"{name}.{m}.jsonl")
         causal_reference.run(m, csvp, side, p)
         best.append(sc.score(samples, sc.load_estimates(p, ids))["rms_ns"] / 1e3)
-    r["best_causal"] = min(best)
+    r["best_causal"] = min(best) if best else None
+    missed = not (r["rms"] <= r["rock_rms"] and r["rms"] <= max(5.0, 0.5 * r["rock_rms"])
+                  and r["max"] <= r["rock_max"])
+    if kind in TOLD and (missed or args["told_all"]):
+        # the told estimator can only relax a target: it is run where one of
+        # Rock's is missed (on every draw of its kinds with --told-all)
+        p = os.path.join(d, f"{name}.told.jsonl")
+        told_estimator.run(csvp, side, p)
+        told = sc.score(samples, sc.load_estimates(p, ids))
+        r.update(told_rms=told["rms_ns"] / 1e3, told_max=told["max_ns"] / 1e3)
     if tmp:
         tmp.cleanup()
     return r
@@ -287,21 +339,35 @@ def ratio(a, b):
     return a / b if b > 0 else (1.0 if a <= 0 else float("inf"))
 
 
+def targets(r):
+    """A draw's targets (issue 42): RMS <= Rock's; RMS <= max(5 us, Rock/2)
+    and max <= Rock's max; each replaced by the told estimator's figure where
+    that does not reach it. Returns (rms target, strict rms target, max
+    target, which of the three the told estimator set)."""
+    t = [r["rock_rms"], max(5.0, 0.5 * r["rock_rms"]), r["rock_max"]]
+    told = [r.get("told_rms"), r.get("told_rms"), r.get("told_max")]
+    sets = [x is not None and x > y for x, y in zip(told, t)]
+    return [x if s else y for x, y, s in zip(told, t, sets)] + [sets]
+
+
 def table(records, kinds, markdown):
-    head = ["kind", "draws", "RMS <= Rock", "RMS <= max(5us, Rock/2) & max <= Rock max",
-            "median RMS/Rock", "worst RMS/Rock", "median RMS/best causal", "backward"]
+    head = ["kind", "draws", "RMS <= target", "strict: RMS and max", "median RMS/Rock", "worst RMS/Rock",
+            "told: draws run, median RMS/Rock", "told sets RMS / strict RMS / max", "backward"]
     rows = []
     for kind in kinds + ["all"]:
         rs = [r for r in records if r["kind"] == kind or (kind == "all" and len(kinds) > 1)]
         if not rs or (kind == "all" and len(kinds) == 1):
             continue
-        a = sum(r["rms"] <= r["rock_rms"] for r in rs)
-        b = sum(r["rms"] <= max(5.0, 0.5 * r["rock_rms"]) and r["max"] <= r["rock_max"] for r in rs)
+        tg = [targets(r) for r in rs]
+        a = sum(r["rms"] <= t[0] for r, t in zip(rs, tg))
+        b = sum(r["rms"] <= t[1] and r["max"] <= t[2] for r, t in zip(rs, tg))
         rat = [ratio(r["rms"], r["rock_rms"]) for r in rs]
         worst = max(rs, key=lambda r: ratio(r["rms"], r["rock_rms"]))
+        told = [ratio(r["told_rms"], r["rock_rms"]) for r in rs if "told_rms" in r]
+        sets = " / ".join(str(sum(t[3][i] for t in tg)) for i in range(3)) if told else "-"
         rows.append([kind, str(len(rs)), f"{100 * a / len(rs):.1f} %", f"{100 * b / len(rs):.1f} %",
                      f"{median(rat):.3f}", f"{max(rat):.2f} (seed {worst['seed']})",
-                     f"{median([ratio(r['rms'], r['best_causal']) for r in rs]):.2f}",
+                     f"{len(told)}, {median(told):.3f}" if told else "-", sets,
                      str(sum(r["backward"] for r in rs))])
     if markdown:
         print("| " + " | ".join(head) + " |")
@@ -327,13 +393,26 @@ def main():
     ap.add_argument("--keep", default=None, help="write the draws and outputs here")
     ap.add_argument("--out", default=None, help="write one JSON record per draw here")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--table", default=None, metavar="RECORDS",
+                    help="print the table of the records an earlier --out wrote (of --kinds, else all), and exit")
     ap.add_argument("--quiet", action="store_true", help="no line per draw")
+    ap.add_argument("--no-causal", action="store_true",
+                    help="skip the hull and Olson references (no target uses them; about half the time)")
+    ap.add_argument("--told-all", action="store_true",
+                    help="run the told estimator on every draw of its kinds, not only where a Rock target is missed")
     a = ap.parse_args()
     kinds = a.kinds.split(",") if a.kinds else [k for k in KINDS if k not in TABLE]
     for k in kinds:
         if k not in KINDS:
             ap.error(f"unknown kind {k}")
-    args = {"bin": a.bin, "shared": a.shared, "keep": a.keep}
+    if a.table:
+        records = [json.loads(x) for x in open(a.table) if x.strip()]
+        if not a.kinds:
+            kinds = [k for k in KINDS if any(r["kind"] == k for r in records)]
+        table(records, kinds, a.markdown)
+        return 0
+    args = {"bin": a.bin, "shared": a.shared, "keep": a.keep, "told_all": a.told_all,
+            "causal": not a.no_causal}
     jobs = [(k, a.seed * 100000 + KINDS.index(k) * 1000 + i, args)
             for i in range(a.first, a.first + a.draws) for k in kinds]
     records = []
@@ -348,7 +427,7 @@ def main():
                 print(f"{r['kind']:13} {r['seed']:8} P {r['params']['period_ns'] / 1e6:8.3f} ms "
                       f"jit {r['params']['jitter_periods']:7.3f} {r['params']['law']:12} "
                       f"syncline {r['rms']:9.1f}/{r['max']:9.0f} rock {r['rock_rms']:9.1f}/{r['rock_max']:9.0f} "
-                      f"causal {r['best_causal']:9.1f} back {r['backward']}", flush=True)
+                      f"causal {r['best_causal'] or math.nan:9.1f} told {r.get('told_rms', math.nan):9.1f} back {r['backward']}", flush=True)
     print()
     table(records, kinds, a.markdown)
     return 0
