@@ -1,10 +1,12 @@
-//! syncline's ROS 2 layer against an independent implementation of
-//! rmw_zenoh's wire format: the stand-in node of `tests/ros2/rmw_node.py`
-//! (Python, the PyPI package `eclipse-zenoh`, none of syncline's code),
-//! over real sockets on loopback.
+//! syncline's ROS 2 layer against two independent implementations of
+//! rmw_zenoh's wire format, over real sockets on loopback: the stand-in
+//! node of `tests/ros2/rmw_node.py` (Python, the PyPI package
+//! `eclipse-zenoh`, none of syncline's code), and a node built on hiroz
+//! (ZettaScaleLabs' ROS-free Rust ROS 2, `interop/hiroz`).
 //!
-//! Where Python's zenoh is missing the tests say so and pass, unless
-//! `SYNCLINE_REQUIRE_INTEROP=1` (CI sets it, and installs the package).
+//! Where Python's zenoh or the hiroz node is missing the tests say so and
+//! pass, unless `SYNCLINE_REQUIRE_INTEROP=1` / `SYNCLINE_REQUIRE_HIROZ=1`
+//! (CI sets both, installs the package and builds the node).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -40,6 +42,33 @@ fn python_zenoh() -> bool {
     ok
 }
 
+/// The hiroz stand-in node (`interop/hiroz`, its own workspace so that
+/// hiroz's zenoh features stay out of syncline's build): at
+/// `SYNCLINE_HIROZ_NODE`, else `interop/hiroz/target/release/hiroz-node`;
+/// `None` (the test skips) where it is not built, unless
+/// `SYNCLINE_REQUIRE_HIROZ=1` (`.ci/run` builds it and sets that).
+fn node_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("SYNCLINE_HIROZ_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../interop/hiroz/target/release/hiroz-node")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("SYNCLINE_REQUIRE_HIROZ").as_deref() != Ok("1"),
+        "{} is missing: cargo build --release --manifest-path interop/hiroz/Cargo.toml",
+        path.display()
+    );
+    eprintln!(
+        "skipped: the hiroz stand-in node is not built \
+         (cargo build --release --manifest-path interop/hiroz/Cargo.toml)"
+    );
+    None
+}
+
 fn free_endpoint() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     format!("tcp/127.0.0.1:{}", listener.local_addr().unwrap().port())
@@ -55,13 +84,18 @@ fn listening(endpoint: &str) -> Ros2Config {
 }
 
 fn stand_in(args: &[&str]) -> Child {
-    Command::new("python3")
-        .arg(script())
+    let mut python = Command::new("python3");
+    python.arg(script());
+    spawn(python, args)
+}
+
+fn spawn(mut program: Command, args: &[&str]) -> Child {
+    program
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("python3 runs")
+        .expect("the stand-in node runs")
 }
 
 fn lines(child: Child) -> Vec<serde_json::Value> {
@@ -384,4 +418,123 @@ async fn syncline_publishes_to_syncline() {
         assert_eq!(seq, first_seq + k as i64);
     }
     assert_eq!(sub.status().overflow, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_hiroz_publishes_syncline_receives_stamped_numbered_and_typed() {
+    let Some(binary) = node_binary() else { return };
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
+        .await
+        .unwrap();
+    let mut sub = node
+        .subscribe("/hiroz/imu", SubscribeOptions::default())
+        .await
+        .unwrap();
+    let publisher = spawn(
+        Command::new(&binary),
+        &[
+            "pub",
+            "--endpoint",
+            &endpoint,
+            "--topic",
+            "/hiroz/imu",
+            "--count",
+            "30",
+            "--period-ms",
+            "5",
+        ],
+    );
+    let sent = tokio::task::spawn_blocking(move || lines(publisher))
+        .await
+        .unwrap();
+    assert_eq!(sent.len(), 30);
+    let mut got = Vec::new();
+    while got.len() < sent.len() {
+        let msg = tokio::time::timeout(Duration::from_secs(10), sub.next())
+            .await
+            .expect("every message hiroz sent arrives")
+            .unwrap();
+        got.push(msg);
+    }
+    let mut last_seq: Option<i64> = None;
+    for (msg, line) in got.iter().zip(&sent) {
+        // The header stamp, read by syncline's raw CDR reader.
+        assert_eq!(msg.stamp.as_nanos(), line["stamp_ns"].as_i64().unwrap());
+        assert_eq!(msg.value.stamp_source, StampSource::Header);
+        assert_eq!(msg.value.type_name.as_str(), "sensor_msgs/msg/Imu");
+        // Sequence numbers count up by one in hiroz's attachment (from 0;
+        // rmw_zenoh_cpp counts from 1: only the steps matter).
+        let attachment = msg
+            .value
+            .attachment
+            .expect("hiroz attaches rmw_zenoh's 33 bytes");
+        if let Some(last) = last_seq {
+            assert_eq!(attachment.sequence_number, last + 1, "{attachment:?}");
+        }
+        last_seq = Some(attachment.sequence_number);
+        // The typed message reads what hiroz's generated type wrote.
+        let imu: Imu = msg.value.decode().unwrap();
+        assert_eq!(imu.header.frame_id, "hiroz_imu");
+        let k = line["seq"].as_i64().unwrap() - 1;
+        assert_eq!(imu.angular_velocity.x, 0.5 * k as f64);
+    }
+    let status = sub.status();
+    assert_eq!(status.lost_seq, 0);
+    assert_eq!(status.no_attachment, 0);
+    assert_eq!(status.bad_header, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_syncline_publishes_hiroz_receives() {
+    let Some(binary) = node_binary() else { return };
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), "syncline_talker", "")
+        .await
+        .unwrap();
+    // hiroz's subscriber keys on the exact type hash: syncline's RIHS01 for
+    // sensor_msgs/Imu must equal the one hiroz generated from ROS's .msg.
+    let mut publisher = node
+        .publisher("/syncline/imu", "sensor_msgs/msg/Imu")
+        .await
+        .unwrap();
+    let subscriber = spawn(
+        Command::new(&binary),
+        &[
+            "sub",
+            "--endpoint",
+            &endpoint,
+            "--topic",
+            "/syncline/imu",
+            "--count",
+            "20",
+            "--timeout-s",
+            "12",
+        ],
+    );
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    for k in 0..20i64 {
+        let mut imu = Imu {
+            header: Header {
+                stamp: Time::from_nanos(1_000_000_000 + k * 5_000_000),
+                frame_id: "syncline_imu".into(),
+            },
+            ..Imu::default()
+        };
+        imu.angular_velocity.x = k as f64;
+        publisher.publish_msg(&imu).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let seen = tokio::task::spawn_blocking(move || lines(subscriber))
+        .await
+        .unwrap();
+    assert_eq!(seen.len(), 20, "{seen:?}");
+    for (k, s) in seen.iter().enumerate() {
+        assert_eq!(
+            s["stamp_ns"].as_i64().unwrap(),
+            1_000_000_000 + k as i64 * 5_000_000
+        );
+        assert_eq!(s["frame_id"], "syncline_imu");
+        assert_eq!(s["gyro_x"].as_f64().unwrap(), k as f64);
+    }
 }
