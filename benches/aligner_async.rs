@@ -1,6 +1,7 @@
 //! End-to-end speed of the async aligner: 4 input streams of different
-//! types → `FanOut` → 4 typed bounded channels → 4 consumer tasks, on a
-//! multi-thread tokio runtime.
+//! types → `FanOut` → 4 typed bounded channels → 4 consumer tasks; the same
+//! through a `Router` into 4 consumers (one input each) and into 1 consumer
+//! (all four inputs in one order), on a 2-worker multi-thread tokio runtime.
 //!
 //! `cargo bench --bench aligner_async`
 #![allow(missing_docs)]
@@ -175,6 +176,84 @@ fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize
                 for c in consumers {
                     total += c.await.expect("consumer");
                 }
+                assert_eq!(total as usize, 4 * per_stream);
+                assert!(status.consumers.iter().all(|c| c.dropped() == 0));
+                total
+            })
+        });
+}
+
+/// What the one consumer of all four inputs receives.
+enum Any4 {
+    Imu(Stamped<Imu>),
+    Frame(Stamped<Frame>),
+    Odom(Stamped<Odom>),
+    Fix(Stamped<Fix>),
+}
+
+impl Any4 {
+    fn stamp(&self) -> Timestamp {
+        match self {
+            Any4::Imu(s) => s.stamp,
+            Any4::Frame(s) => s.stamp,
+            Any4::Odom(s) => s.stamp,
+            Any4::Fix(s) => s.stamp,
+        }
+    }
+}
+
+/// The same 4 inputs through a `Router` into one consumer of all four (an
+/// enum, in one global order; a lossless backpressure queue of 1,024).
+#[divan::bench(args = [100_000])]
+fn router_4_streams_1_consumer_multi_thread(bencher: Bencher, per_stream: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let inputs = (
+        samples::<Imu>(per_stream, 0, [0.0; 6]),
+        samples::<Frame>(per_stream, 250_000, 7),
+        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
+        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
+    );
+    bencher
+        .counter(ItemsCount::new(4 * per_stream))
+        .with_inputs(|| inputs.clone())
+        .bench_local_values(|(imu, cam, odom, gps)| {
+            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS)).capacity(64);
+            let policy = QueuePolicy::backpressure(1024, TimeDelta::from_secs(1));
+            let mut r = RouterBuilder::new(AlignerConfig {
+                timeout: TimeDelta::from_millis(100),
+            });
+            let ids = (
+                r.input("imu", stream::iter(imu), cfg).expect("stream"),
+                r.input("cam", stream::iter(cam), cfg).expect("stream"),
+                r.input("odom", stream::iter(odom), cfg).expect("stream"),
+                r.input("gps", stream::iter(gps), cfg).expect("stream"),
+            );
+            let mut all = r
+                .consumer("all", policy)
+                .route(ids.0, Any4::Imu)
+                .route(ids.1, Any4::Frame)
+                .route(ids.2, Any4::Odom)
+                .route(ids.3, Any4::Fix)
+                .build();
+            let consumer = rt.spawn(async move {
+                use futures::StreamExt;
+                let mut n = 0u64;
+                let mut last = Timestamp::MIN;
+                while let Some(item) = all.next().await {
+                    assert!(item.stamp() >= last, "in order");
+                    last = item.stamp();
+                    black_box(&item);
+                    n += 1;
+                }
+                n
+            });
+            let driver = rt.spawn(r.build());
+            rt.block_on(async move {
+                let status = driver.await.expect("driver");
+                let total = consumer.await.expect("consumer");
                 assert_eq!(total as usize, 4 * per_stream);
                 assert!(status.consumers.iter().all(|c| c.dropped() == 0));
                 total

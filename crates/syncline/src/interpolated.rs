@@ -14,7 +14,9 @@
 //! [`AtPivotError`]. When a secondary has no sample at or after the pivot's
 //! stamp yet, the combinator **waits** for it (it keeps draining every
 //! secondary stream into its buffer meanwhile), for at most
-//! [`PivotConfig::timeout`] on the clock, counted from the pivot's arrival.
+//! [`PivotConfig::timeout`] on the clock, counted from the pivot's arrival
+//! (one resettable timer, [`ClockTimer`](crate::clock::ClockTimer), as the
+//! aligner and the synchronizers use: re-armed, not re-made, per pivot).
 //! What happens to a pivot with a missing value is configured by
 //! [`OnMissing`]: yield it with the per-stream errors, or drop it. Either way
 //! it is counted in [`Interpolated::status`] and logged with `tracing`;
@@ -54,7 +56,9 @@
 //! # }
 //! ```
 
+use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
@@ -67,7 +71,7 @@ use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 
 use tokio::sync::watch;
 
-use crate::clock::{Clock, ClockSleep};
+use crate::clock::{Clock, ClockTimer};
 
 /// Samples taken from one secondary stream (and pivots dropped) per poll at
 /// most, so that a stream that is always ready cannot starve the others.
@@ -370,11 +374,12 @@ pin_project! {
         pivots: P,
         pivots_ended: bool,
         secondaries: S,
-        clock: C,
+        // The one resettable timer, on the clock (which it owns).
+        timer: ClockTimer,
+        clock: PhantomData<fn() -> C>,
         config: PivotConfig,
         // The pivot being completed, its stamp and its deadline.
         current: Option<(P::Item, Timestamp, Timestamp)>,
-        sleep: Option<ClockSleep>,
         status: PivotStatus,
         watch: watch::Sender<PivotStatus>,
     }
@@ -398,10 +403,10 @@ where
         pivots,
         pivots_ended: false,
         secondaries,
-        clock,
+        timer: ClockTimer::new(Arc::new(clock)),
+        clock: PhantomData,
         config,
         current: None,
-        sleep: None,
         status: PivotStatus::default(),
         watch: watch::Sender::new(PivotStatus::default()),
     }
@@ -506,7 +511,7 @@ where
                 match this.pivots.as_mut().poll_next(cx) {
                     Poll::Ready(Some(p)) => {
                         let stamp = p.stamp();
-                        let deadline = this.clock.now().saturating_add(this.config.timeout);
+                        let deadline = this.timer.clock().now().saturating_add(this.config.timeout);
                         this.status.pivots += 1;
                         *this.current = Some((p, stamp, deadline));
                     }
@@ -521,15 +526,10 @@ where
                 continue;
             };
             let (stamp, deadline) = (*stamp, *deadline);
-            if this.secondaries.waiting(stamp) && this.clock.now() < deadline {
-                let sleep = this
-                    .sleep
-                    .get_or_insert_with(|| this.clock.sleep_until(deadline));
-                if sleep.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
+            if this.secondaries.waiting(stamp) && this.timer.poll_at(cx, deadline).is_pending() {
+                return Poll::Pending;
             }
-            *this.sleep = None;
+            this.timer.disarm();
             let Some((pivot, _, _)) = this.current.take() else {
                 continue;
             };

@@ -196,9 +196,29 @@ struct Queue<E> {
     status: ConsumerStatus,
 }
 
+/// Releases are handed to a consumer's queue in batches of at most this
+/// many (fewer for a shorter queue): one lock and at most one wake-up of
+/// the consumer per batch. The driver also hands over whatever it holds
+/// before it waits, so live latency is unchanged.
+pub(super) const BATCH: usize = 256;
+
+/// The driver's side of a consumer: releases not yet in its queue.
+struct Outbox<E> {
+    /// `(input index, stamp, item)`, at most the batch size.
+    items: Vec<(u32, Timestamp, E)>,
+    /// Backpressure: the queue's free room at the last hand-over; while the
+    /// outbox holds fewer items, they are sure to fit (only the driver adds
+    /// to the queue).
+    credit: usize,
+}
+
 /// The state a consumer shares between the aligner and its receiver.
 pub(super) struct Shared<E> {
     queue: Mutex<Queue<E>>,
+    /// Only the driver locks it (never contended).
+    outbox: Mutex<Outbox<E>>,
+    /// The outbox is handed over when it holds this many.
+    batch: usize,
     /// The receiver waits for a sample.
     items: AtomicWaker,
     /// The aligner waits for room (backpressure).
@@ -216,10 +236,16 @@ impl<E> Shared<E> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn out(&self) -> MutexGuard<'_, Outbox<E>> {
+        self.outbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(super) fn new(name: &str, policy: QueuePolicy, reports: Arc<Reports>) -> Self {
+        let capacity = policy.capacity();
+        let batch = capacity.clamp(1, BATCH);
         Shared {
             queue: Mutex::new(Queue {
-                items: VecDeque::with_capacity(policy.capacity().min(1 << 16)),
+                items: VecDeque::with_capacity(capacity.min(1 << 16)),
                 status: ConsumerStatus {
                     name: name.to_string(),
                     policy,
@@ -236,6 +262,11 @@ impl<E> Shared<E> {
                     closed: false,
                 },
             }),
+            outbox: Mutex::new(Outbox {
+                items: Vec::with_capacity(batch),
+                credit: capacity,
+            }),
+            batch,
             items: AtomicWaker::new(),
             room: AtomicWaker::new(),
             finished: AtomicBool::new(false),
@@ -260,73 +291,88 @@ impl<E> Shared<E> {
     }
 
     /// Delivers a released sample by the policy (the aligner checked room
-    /// for a backpressure consumer that is not stalled).
+    /// for a backpressure consumer that is not stalled): into the outbox,
+    /// handed over to the queue once a batch is full.
     pub(super) fn push(&self, input: u32, stamp: Timestamp, item: E) {
-        let mut dropped = None;
-        let was_empty;
-        {
-            let mut q = self.lock();
-            let q = &mut *q;
-            was_empty = q.items.is_empty();
+        let mut o = self.out();
+        o.items.push((input, stamp, item));
+        if o.items.len() >= self.batch || o.items.len() >= o.credit {
+            self.hand_over(&mut o);
+        }
+    }
+
+    /// Hands the outbox over to the queue, by the policy, under one lock;
+    /// refreshes the credit. Returns whether a push would now wait for
+    /// room: a backpressure consumer, open, not stalled, with a full queue.
+    fn hand_over(&self, o: &mut Outbox<E>) -> bool {
+        let mut q = self.lock();
+        let q = &mut *q;
+        let was_empty = q.items.is_empty();
+        let capacity = q.status.policy.capacity();
+        for (input, stamp, item) in o.items.drain(..) {
             q.status.routed += 1;
-            let capacity = q.status.policy.capacity();
             if q.status.closed {
                 q.status.dropped_closed += 1;
-                dropped = Some((input, stamp, DropKind::Closed));
+                self.report(input, stamp, DropKind::Closed);
             } else if q.items.len() >= capacity {
                 match q.status.policy {
                     QueuePolicy::KeepNewest { .. } => {
                         if let Some((i, s, _)) = q.items.pop_front() {
-                            dropped = Some((i, s, DropKind::Overflow));
+                            self.report(i, s, DropKind::Overflow);
                         }
                         q.status.dropped_overflow += 1;
                         q.items.push_back((input, stamp, item));
                     }
                     QueuePolicy::Backpressure { .. } => {
-                        // Only reached when stalled (or racing a full queue
-                        // that the aligner saw with room: never, it is the
-                        // only producer).
+                        // Only reached when stalled: a backpressure
+                        // consumer's outbox never holds more than its room.
                         q.status.dropped_stalled += 1;
-                        dropped = Some((input, stamp, DropKind::Stalled));
+                        self.report(input, stamp, DropKind::Stalled);
                     }
                 }
             } else {
                 q.items.push_back((input, stamp, item));
-                q.status.queued = q.items.len();
-                q.status.max_queued = q.status.max_queued.max(q.items.len());
             }
-            q.status.queued = q.items.len();
         }
-        if let Some((i, s, why)) = dropped {
-            self.report(i, s, why);
-        }
+        q.status.queued = q.items.len();
+        q.status.max_queued = q.status.max_queued.max(q.items.len());
+        let backpressure = matches!(q.status.policy, QueuePolicy::Backpressure { .. });
+        o.credit = if backpressure {
+            capacity.saturating_sub(q.items.len())
+        } else {
+            usize::MAX
+        };
+        let waits = backpressure && !q.status.stalled && !q.status.closed && o.credit == 0;
         // The receiver sleeps only on an empty queue (it re-checks under the
         // lock after registering): one wake per batch, not per sample.
-        if was_empty {
+        if was_empty && !q.items.is_empty() {
             self.items.wake();
+        }
+        waits
+    }
+
+    /// Hands over whatever the outbox holds (before the driver waits).
+    pub(super) fn flush(&self) {
+        let mut o = self.out();
+        if !o.items.is_empty() {
+            self.hand_over(&mut o);
         }
     }
 
     /// Whether a push would wait for room: a backpressure consumer, open,
-    /// not stalled, with a full queue. Registers the aligner's waker then.
+    /// not stalled, whose queue has no room for one more sample after the
+    /// outbox. Registers the aligner's waker then.
     pub(super) fn poll_room(&self, cx: &mut Context<'_>) -> Poll<()> {
-        if !self.full_and_waiting() {
+        let mut o = self.out();
+        if o.items.len() < o.credit || !self.hand_over(&mut o) {
             return Poll::Ready(());
         }
         self.room.register(cx.waker());
-        if self.full_and_waiting() {
+        if self.hand_over(&mut o) {
             Poll::Pending
         } else {
             Poll::Ready(())
         }
-    }
-
-    fn full_and_waiting(&self) -> bool {
-        let q = self.lock();
-        matches!(q.status.policy, QueuePolicy::Backpressure { .. })
-            && !q.status.stalled
-            && !q.status.closed
-            && q.items.len() >= q.status.policy.capacity()
     }
 
     /// Marks the consumer stalled (its deadline passed while full).
@@ -398,6 +444,7 @@ impl<E> Shared<E> {
 
     /// The aligner is done: the receiver ends once its queue is empty.
     pub(super) fn finish(&self) {
+        self.flush();
         self.finished.store(true, Ordering::Release);
         self.items.wake();
     }
@@ -410,6 +457,7 @@ pub(super) trait ConsumerCtl: Send + Sync {
     fn stall(&self);
     fn status(&self) -> ConsumerStatus;
     fn finish(&self);
+    fn flush(&self);
 }
 
 impl<E: Send> ConsumerCtl for Shared<E> {
@@ -427,6 +475,9 @@ impl<E: Send> ConsumerCtl for Shared<E> {
     }
     fn finish(&self) {
         Shared::finish(self)
+    }
+    fn flush(&self) {
+        Shared::flush(self)
     }
 }
 

@@ -43,6 +43,9 @@ pub(super) struct Engine<O> {
     since_status: u32,
     /// Samples that may still be taken in during this poll.
     budget: u32,
+    /// The control channel was not read yet during this poll (it is read
+    /// once per poll: a command wakes the driver).
+    control_due: bool,
     /// The consumers (router only).
     pub(super) consumers: Vec<Arc<dyn ConsumerCtl>>,
     /// Where drops are reported (router only).
@@ -96,6 +99,7 @@ impl<O> Engine<O> {
             status_tx,
             since_status: 0,
             budget: BUDGET,
+            control_due: true,
             consumers: Vec::new(),
             reports: None,
             stream_names,
@@ -115,6 +119,7 @@ impl<O> Engine<O> {
     /// A new poll of the driver: a fresh yield budget.
     pub(super) fn begin_poll(&mut self) {
         self.budget = BUDGET;
+        self.control_due = true;
     }
 
     /// The clock, in live mode.
@@ -154,6 +159,9 @@ impl<O> Engine<O> {
 
     /// Applies the pending control commands; `true` if there were any.
     fn poll_control(&mut self, cx: &mut Context<'_>) -> bool {
+        if !std::mem::take(&mut self.control_due) {
+            return false;
+        }
         let mut any = false;
         while let Poll::Ready(Some(c)) = self.control_rx.poll_recv(cx) {
             any = true;
@@ -199,6 +207,10 @@ impl<O> Engine<O> {
     }
 
     pub(super) fn publish(&mut self) {
+        // Consumers' outboxes first: the status counts them as routed.
+        for c in &self.consumers {
+            c.flush();
+        }
         self.since_status = 0;
         let status = self.status();
         self.status_tx.send_replace(status);

@@ -434,6 +434,13 @@ impl Router {
         Poll::Pending
     }
 
+    /// Hands every consumer's outbox over to its queue.
+    fn flush(&self) {
+        for c in &self.engine.consumers {
+            c.flush();
+        }
+    }
+
     fn finish(&mut self) -> AlignedStatus {
         for c in &self.engine.consumers {
             c.finish();
@@ -460,11 +467,13 @@ impl Future for Router {
                     // inputs wait too, nothing is lost.
                     if this.engine.clock().is_some() && this.engine.poll_intake(cx) {
                         if this.engine.budget_spent() {
+                            this.flush();
                             cx.waker().wake_by_ref();
                             return Poll::Pending;
                         }
                         continue;
                     }
+                    this.flush();
                     this.engine.publish();
                     return Poll::Pending;
                 }
@@ -482,7 +491,12 @@ impl Future for Router {
                     this.in_flight = Some((lane, stamp));
                 }
                 Poll::Ready(None) => return Poll::Ready(this.finish()),
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    // Waiting for inputs, the timer or a yield: hand every
+                    // consumer what it has.
+                    this.flush();
+                    return Poll::Pending;
+                }
             }
         }
     }
