@@ -3,10 +3,6 @@
 
 use super::{Ambiguous, DivisorRun, Estimate, Estimator};
 
-/// Device counter steps in a row sharing a divisor above 1 before it is
-/// taken for the counter's stride (see `Estimator::note_counter_step`).
-const STRIDE_RUN: u32 = 16;
-
 impl Estimator {
     /// Counter difference to the previous index (mod 2^bits); records the index.
     pub(super) fn index_delta(&mut self, index: u64) -> Option<i64> {
@@ -31,12 +27,12 @@ impl Estimator {
     }
 
     /// A counter step that is not a multiple of the learned stride (an
-    /// anomaly). After [`STRIDE_RUN`] in a row the stride is forgotten (it
+    /// anomaly). After `Tuning::stride_run` in a row the stride is forgotten (it
     /// was a pattern of losses) and this step counts as it is.
     #[cold]
     fn stride_missed(&mut self, raw: u64) -> Option<u64> {
         self.stride_misses += 1;
-        if self.stride_misses < STRIDE_RUN {
+        if self.stride_misses < self.cfg.tuning.stride_run {
             return None;
         }
         self.counter_stride = 1;
@@ -44,7 +40,7 @@ impl Estimator {
         Some(raw)
     }
 
-    /// Learns the counter's stride: after [`STRIDE_RUN`] steps in a row
+    /// Learns the counter's stride: after `Tuning::stride_run` steps in a row
     /// that share a divisor `s ≥ 2` (a counter of bytes, or one shared by
     /// two channels; a counter that counts by one and loses half its
     /// samples in such a pattern is far less likely), its steps are
@@ -57,7 +53,7 @@ impl Estimator {
             return d;
         }
         self.stride_run.push(d);
-        if self.stride_run.len < STRIDE_RUN {
+        if self.stride_run.len < self.cfg.tuning.stride_run {
             return d;
         }
         let s = std::mem::take(&mut self.stride_run).gcd;

@@ -4,22 +4,9 @@
 
 use super::fit::{Line, Point};
 use super::{
-    Ambiguous, BELOW_FACTOR, DRAIN_FALL, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator,
-    EstimatorError, LinkDrain, LossWatch, PAUSE_WATCH, Pending, STALL_SPREAD,
+    Ambiguous, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator, EstimatorError, LinkDrain,
+    LossWatch, Pending,
 };
-
-/// How much sooner than a period after a pending sample, in standard
-/// deviations of the residuals, the next one may come for a pause.
-const PAUSE_EARLY: f64 = 3.0;
-/// How far, in standard deviations of the difference of two residuals,
-/// the arrivals after a pause verdict must fall behind one period each
-/// before they are taken for a backlog drained faster than the sensor.
-const DRAIN_CONFIRM: f64 = 4.0;
-/// Arrivals watched after a loss verdict for a backlog drained by a slow
-/// link (see `Estimator::watch_loss`).
-const LOSS_WATCH: u32 = 32;
-/// Evidence is halved when it exceeds this, so it follows changes.
-const EVIDENCE_CAP: f64 = 64.0;
 
 /// What the sample after an ambiguous gap says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +73,9 @@ impl Estimator {
         }
         let record = (self.ann_used + 1.0) / (self.ann_false + 1.0);
         let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
-        let density =
-            |r: f64| (1.0 - rate) * self.on_time_density(r, p) + rate / (STALL_SPREAD * p);
+        let density = |r: f64| {
+            (1.0 - rate) * self.on_time_density(r, p) + rate / (self.cfg.tuning.stall_spread * p)
+        };
         record * density(r_lost) >= density(r_delayed)
     }
 
@@ -102,7 +90,7 @@ impl Estimator {
     }
 
     pub(super) fn cap_evidence(&mut self) {
-        if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
+        if self.ev_loss + self.ev_stall > self.cfg.tuning.evidence_cap {
             self.ev_loss *= 0.5;
             self.ev_lost *= 0.5;
             self.ev_stall *= 0.5;
@@ -110,7 +98,7 @@ impl Estimator {
     }
 
     pub(super) fn cap_announcements(&mut self) {
-        if self.ann_used + self.ann_false > EVIDENCE_CAP {
+        if self.ann_used + self.ann_false > self.cfg.tuning.evidence_cap {
             self.ann_used *= 0.5;
             self.ann_false *= 0.5;
         }
@@ -191,7 +179,7 @@ impl Estimator {
                         self.loss_watch = Some(LossWatch {
                             lost: nl,
                             m: nl - nd,
-                            left: LOSS_WATCH,
+                            left: self.cfg.tuning.loss_watch,
                             strong: gap >= p,
                             by: q,
                         });
@@ -200,7 +188,7 @@ impl Estimator {
                 }
                 Verdict::Paused => {
                     self.st.losses_detected += (nl - nd) as u64;
-                    self.pause_watch = PAUSE_WATCH;
+                    self.pause_watch = self.cfg.tuning.pause_watch;
                     (nl, nl)
                 }
                 Verdict::Delayed => {
@@ -258,10 +246,12 @@ impl Estimator {
             before,
             first: pd.point.q,
             period: p,
-            // At least DRAIN_FALL of a period: a jitter-free pause (its
+            // At least `Tuning::drain_fall` of a period: a jitter-free pause (its
             // gaps a fitted period give or take a few ns) is no drain.
-            confirm: (DRAIN_CONFIRM * std::f64::consts::SQRT_2 * self.fit.std_r.min(0.5 * p))
-                .max(DRAIN_FALL * p),
+            confirm: (self.cfg.tuning.drain_confirm
+                * std::f64::consts::SQRT_2
+                * self.fit.std_r.min(0.5 * p))
+            .max(self.cfg.tuning.drain_fall * p),
             arrivals,
             len: 1,
             link: Some(q.saturating_sub(pd.point.q) as f64)
@@ -279,9 +269,9 @@ impl Estimator {
     /// fall further and further behind one period per sample. One gap
     /// cannot tell them apart when the link gains less on the sensor than
     /// the jitter spreads; the sum of the gaps can. Once the arrivals since
-    /// the judged sample fall behind by [`DRAIN_CONFIRM`] standard
+    /// the judged sample fall behind by `Tuning::drain_confirm` standard
     /// deviations of the difference of two residuals, and by at least
-    /// [`DRAIN_FALL`] of a period, the verdict is overturned: the
+    /// `Tuning::drain_fall` of a period, the verdict is overturned: the
     /// estimator is put back as it was, the judged sample taken for
     /// delayed, and the arrivals since are numbered again as a draining
     /// backlog (queued while they come within a period and are still
@@ -310,7 +300,7 @@ impl Estimator {
             (Some(g), _) if g < w.period => Some(1.0),
             // A whole number (two or more) of a link's intervals: samples
             // lost after their turn on the link.
-            (Some(g), Some(l)) => l.intervals(g),
+            (Some(g), Some(l)) => l.intervals(g, &self.cfg.tuning),
             _ => None,
         };
         let (Some(k), Some(g)) = (k, gap) else {
@@ -373,12 +363,12 @@ impl Estimator {
     /// it, before the floor, where no sample on time comes. Once an arrival
     /// (every gap since shorter than a period) is before the floor for its
     /// number by more than [`Self::before_floor`] allows (and by at least
-    /// [`DRAIN_FALL`] of a period, for a stream without jitter), the
+    /// `Tuning::drain_fall` of a period, for a stream without jitter), the
     /// verdict is overturned: the points numbered since are numbered back by the
     /// samples taken for lost, the loss is withdrawn and counted as a
     /// delay, and the backlog drains as queued. The estimates already
     /// returned stand. A gap of a period or more, a counter or
-    /// [`LOSS_WATCH`] arrivals end the watch: the verdict stands.
+    /// `Tuning::loss_watch` arrivals end the watch: the verdict stands.
     ///
     /// A verdict given by a sample a period or more after the judged one
     /// (which may have stalled on its own, just over a period like the
@@ -403,7 +393,7 @@ impl Estimator {
         let before = if w.strong {
             0.5 * p
         } else {
-            self.before_floor(p).max(DRAIN_FALL * p)
+            self.before_floor(p).max(self.cfg.tuning.drain_fall * p)
         };
         if !r.is_some_and(|r| r < -before) {
             self.loss_watch = Some(LossWatch {
@@ -452,7 +442,7 @@ impl Estimator {
     }
 
     /// How far before the floor a sample on time may come: the smaller of
-    /// the residuals' standard deviation and `BELOW_FACTOR` × their mean
+    /// the residuals' standard deviation and `Tuning::below_factor` × their mean
     /// (what the change detector reads as below the floor), at most half a
     /// period. Under exponential delays the floor is sharp and a sample
     /// half a mean before it is misnumbered; under symmetric jitter the
@@ -460,7 +450,7 @@ impl Estimator {
     fn before_floor(&self, p: f64) -> f64 {
         self.fit
             .std_r
-            .min(BELOW_FACTOR * self.fit.mean_r)
+            .min(self.cfg.tuning.below_factor * self.fit.mean_r)
             .min(0.5 * p)
     }
 
@@ -486,7 +476,7 @@ impl Estimator {
     ///   its rate loses every other sample): the same weighing, else
     ///   undecided (it may be stalled itself, after either reading);
     /// * a period after the pending sample and as late on the delayed
-    ///   reading, beyond the [`STALL_SPREAD`] periods a stall is modelled
+    ///   reading, beyond the `Tuning::stall_spread` periods a stall is modelled
     ///   over: that reading needs the same long stall twice (a stall
     ///   queues the next sample right behind), so the device paused. On
     ///   the old clock line the samples of the pause were lost (not
@@ -499,8 +489,8 @@ impl Estimator {
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
         let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
         let std = self.fit.std_r.min(0.5 * p);
-        let paused = r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p
-            && (-PAUSE_EARLY * std..=spread).contains(&(gap - p));
+        let paused = r + (alt.lost - alt.delayed) as f64 * p > self.cfg.tuning.stall_spread * p
+            && (-self.cfg.tuning.pause_early * std..=spread).contains(&(gap - p));
         let early = self.before_floor(p);
         let k = if r > spread { (r / p).round() } else { 0.0 };
         let rk = r - k * p;
@@ -551,7 +541,7 @@ impl Estimator {
         let on_time = self.on_time_density(r, p);
         // A stall of the next sample: its rate among the samples held, its
         // delay spread like the pending one's.
-        let stalled = (self.ev_stall + 1.0) / held / (STALL_SPREAD * p);
+        let stalled = (self.ev_stall + 1.0) / held / (self.cfg.tuning.stall_spread * p);
         alt.odds * run * on_time >= stalled
     }
 

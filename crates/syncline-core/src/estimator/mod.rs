@@ -57,12 +57,14 @@ mod loss;
 mod output;
 mod quant;
 mod reference;
+mod tuning;
 mod wander;
 
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 pub use fit::FitMode;
-use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
+use fit::{Line, LineFit, Point, YoungSummary, round};
 use output::Monotone;
+pub use tuning::Tuning;
 use wander::Wander;
 
 use crate::{TimeDelta, Timestamp};
@@ -70,30 +72,10 @@ use crate::{TimeDelta, Timestamp};
 /// The largest ring buffer (keeps every relative coordinate and sum in
 /// range whatever `max_samples` says).
 const MAX_CAPACITY: usize = 1 << 20;
-/// Samples before the measured slope replaces the expected period.
-const YOUNG: usize = 32;
-/// Young samples from which the configured period's line is checked
-/// against the samples: used only while their mean residual above it is at
-/// most `YOUNG_RATIO ×` their mean residual above the floor plus
-/// `YOUNG_SLACK` of a period (see `Estimator::young_fits`).
-const YOUNG_CHECK: usize = 5;
-const YOUNG_RATIO: f64 = 3.0;
-const YOUNG_SLACK: f64 = 0.02;
-/// A floor flatter than this fraction of the young samples' mean spacing
-/// is not held against the configured period (see `Estimator::young_fits`).
-const YOUNG_FLAT: f64 = 0.5;
 /// Arrival gaps whose median is checked against the configured period,
 /// and the factor by which it must exceed it to drop the configured period
 /// (see `Estimator::check_expected`).
 const FIRST_GAPS: usize = 8;
-const PERIOD_CONTRADICTED: f64 = 1.5;
-/// The factor by which all but one of those gaps must exceed the
-/// configured period too (a gap without a loss does so only with a jitter
-/// of 0.3 periods), so that early losses alone do not drop it.
-const ALL_LONG: f64 = 1.3;
-/// Numbering steps in a row sharing a divisor above 1 before the samples
-/// are renumbered (see `Estimator::renumber_steps`).
-const RENUMBER_RUN: u32 = 64;
 /// Host timer ticks an arrival clock may be quantised on, tried where the
 /// arrivals are not exact multiples of one tick (see
 /// `Estimator::soft_tick`), the coarsest first: Windows' default
@@ -106,111 +88,9 @@ const HOST_TICKS: [f64; 6] = [
     2_000_000.0,
     1_000_000.0,
 ];
-/// Arrivals after the arrival gaps' exact gcd fell below 2 % of the period
-/// before their phases are tried on [`HOST_TICKS`].
-const SOFT_TICK_AFTER: u32 = 64;
-/// The least share of the arrivals whose phase on a tick lies within
-/// [`SOFT_TICK_NEAR`] of a tick of their mean phase for the clock to count
-/// as quantised on it: uniform phases give twice that width, 0.2; a
-/// sensor whose period is `k + 1/m` ticks (and whose jitter is small) puts
-/// its phases in `m` groups, at most half of them near any one phase.
-const SOFT_TICK_SHARE: f64 = 0.75;
-/// The most arrivals whose phases are tried (the newest), so that the
-/// one-off test costs at most a few thousand trigonometric evaluations per
-/// tick tried.
-const SOFT_TICK_POINTS: usize = 512;
-/// How near their mean phase (in ticks) arrivals count as on the grid of a
-/// soft tick (see [`SOFT_TICK_SHARE`]); stamps further off are left out of
-/// the fit.
-const SOFT_TICK_NEAR: f64 = 0.1;
-/// Arrival gaps in a row, between consecutive numbers, of a whole fraction
-/// `1/d` of the period after a renumbering by a multiple of `d`, each
-/// sample early on the floor, before the period is divided by `d` again
-/// (see `Estimator::restore_rate`): four samples within `3/d` periods,
-/// which the renumbered rate never delivers.
-const RESTORE_RUN: u32 = 3;
-/// How far such a gap may stray from `1/d` of the period, in `1/d` periods.
-const RESTORE_TOL: f64 = 0.25;
-/// Samples kept after a detected change (period step, clock step).
-const KEEP_AFTER_CHANGE: usize = 12;
-/// The pulses' phase deviation assumed before any is measured (in periods:
-/// a phase tolerance of a quarter period).
-const REF_DEV_START: f64 = 0.25 / 6.0;
-/// Runs of free (not queued) samples whose residuals all lie above the
-/// floor by `factor ×` the mean residual signal that the line is too early
-/// (a step up of the latency or of the sensor clock): `(factor, run)`. For
-/// exponential delays each run has the same odds without a change,
-/// `e^(−factor·run) = e^(−24)` per start, and a step of `factor ×` the mean
-/// makes it certain. The first holds in every mode; the smaller steps only
-/// while the residuals look exponential ([`LineFit::exponential_like`]:
-/// under symmetric jitter or a quantised clock's grid, low residuals are
-/// rarer and long runs above half the mean are common). On a quantised
-/// clock the residual is the delay beyond one tick above the fitted line,
-/// in fitted delay means, with the same odds at most.
-const ABOVE_LEVELS: [(f64, u32); 3] = [(2.0, 12), (1.0, 24), (0.5, 48)];
-/// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
-/// residual signal that the line is too late.
-const BELOW_RUN: u32 = 4;
-const BELOW_FACTOR: f64 = 0.5;
-/// The fall of the residuals per sample, in periods, over a run above the
-/// floor from which the run is a draining backlog, not a change (see
-/// `Estimator::commit`).
-const DRAIN_FALL: f64 = 0.05;
-/// The fall from the run's peak must also exceed this many mean residuals.
-const DRAIN_JITTER: f64 = 4.0;
-/// A sample arriving within this fraction of a period after its
-/// predecessor was queued behind it (FIFO burst after a stall).
-const QUEUED: f64 = 0.1;
-/// A sample within half a period of its predecessor and late on the floor
-/// by this many mean residuals was queued too (see `Estimator::late_behind`).
-const QUEUED_LATE: f64 = 4.0;
-/// Arrivals in a row before the last accepted one, each at or after the
-/// one before it, that are taken for a step back of the host clock (the
-/// fit restarts at the new time) rather than for bad stamps (rejected). A
-/// single stamp far ahead (a corrupt one) is then followed by at most
-/// `BACK_RUN − 1` rejections, not by a stream rejected until the clock
-/// catches up with it.
-const BACK_RUN: u32 = 3;
-/// Announced losses must show up as a gap within this many updates.
-const ANNOUNCE_TIMEOUT: u32 = 10;
-/// Stall delays are modelled as spread over this many periods.
-const STALL_SPREAD: f64 = 10.0;
-/// How far below the floor, in periods, a sample may arrive and still be
-/// on time for a later number (the floor's place is that uncertain on a
-/// young or drifting fit; see `Estimator::loss_slack`).
-const LOSS_SLACK: f64 = 0.05;
-/// Where the floor is known better: its spread, in mean residuals above
-/// it, plus a margin in periods (`Estimator::loss_slack`).
-const LOSS_SLACK_JITTER: f64 = 2.0;
-const LOSS_SLACK_MIN: f64 = 0.002;
-/// The floor's slope must lie within this fraction of the expected period
-/// for its spread to bound the slack (`Estimator::loss_slack`).
-const LOSS_SLACK_PERIOD: f64 = 0.01;
-/// Arrival gaps of samples late by more than half a period, each one link
-/// interval or a whole number of them, from which those samples are a
-/// backlog drained by the link (see `Estimator::link_losses`).
-const LINK_RUN: u32 = 3;
-/// How far a gap may stray from the link's interval, in intervals, and
-/// still be one (a sample drained right behind its predecessor).
-const LINK_TOL: f64 = 0.05;
-/// How far a gap of `k` intervals may stray from `k` × the interval, in
-/// standard deviations of a `k`-interval gap, to count the `k − 1` samples
-/// lost in it (at most [`LINK_TOL`] of an interval, at least
-/// [`LINK_FLOOR`] of one; see `LinkDrain::intervals`).
-const LINK_SD: f64 = 4.0;
-const LINK_FLOOR: f64 = 1e-4;
 /// Arrivals watched after a pause verdict for a draining backlog (see
 /// `Estimator::watch_drain`).
 const DRAIN_WATCH: usize = 32;
-/// Samples after a pause over which a step of the line is looked for with
-/// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
-const PAUSE_WATCH: u32 = 48;
-const PAUSE_RUN_DIVISOR: u32 = 3;
-/// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
-/// a delay (sensors mostly do not lose samples); one confirmed loss is
-/// enough to turn well-fitting gaps into losses.
-const PRIOR_LOSS: f64 = 0.001;
-const PRIOR_DELAY: f64 = 5.0;
 /// The odds of a loss against a delay that loss threshold `k` asks for
 /// before a late sample is numbered after a loss: `2^(k − 2)` (1 at the
 /// default 2; 0 for `k = 0`, infinite from `k = 1026` on).
@@ -318,13 +198,13 @@ impl LinkDrain {
     }
 
     /// The intervals in `gap` if it is a whole number `k ≥ 1` of them:
-    /// within [`LINK_TOL`] of an interval for one, within [`LINK_SD`]
+    /// within `Tuning::link_tol` of an interval for one, within `Tuning::link_sd`
     /// standard deviations of a `k`-interval gap for more.
-    fn intervals(&self, gap: f64) -> Option<f64> {
+    fn intervals(&self, gap: f64, t: &Tuning) -> Option<f64> {
         let d = self.interval();
         let k = (gap / d).round();
         let tol = if k == 1.0 {
-            LINK_TOL * d
+            t.link_tol * d
         } else {
             // k intervals spread √k times one; k times the interval's
             // error, measured from so many gaps, adds k²/gaps. Measured
@@ -332,7 +212,7 @@ impl LinkDrain {
             // like Student's t with as many degrees of freedom.
             let n = f64::from(self.gaps.max(2));
             let sd = (self.m2 / (n - 1.0)).sqrt() * (k + k * k / n).sqrt();
-            (LINK_SD * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(LINK_FLOOR * d, LINK_TOL * d)
+            (t.link_sd * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(t.link_floor * d, t.link_tol * d)
         };
         (k >= 1.0 && (gap - k * d).abs() <= tol).then_some(k)
     }
@@ -530,9 +410,9 @@ impl Estimator {
         }
         .min(cfg.max_samples)
         .clamp(16, MAX_CAPACITY);
-        let mut fit = LineFit::new(cap);
+        let mut fit = LineFit::new(cap, cfg.tuning);
         fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
-        let refs = LineFit::for_pulses(cap);
+        let refs = LineFit::for_pulses(cap, cfg.tuning);
         let st = EstimatorStatus {
             period_ns: cfg.period.map(|p| p.as_nanos() as f64),
             latency_ns: cfg.min_latency.as_nanos(),
@@ -611,7 +491,7 @@ impl Estimator {
             ref_jumps: 0,
             ref_misfits: 0,
             ref_early: 0,
-            ref_dev: REF_DEV_START,
+            ref_dev: cfg.tuning.ref_dev_start,
             ref_young: None,
             drain_watch: None,
             loss_watch: None,
@@ -619,7 +499,7 @@ impl Estimator {
             force_delayed: false,
             replay_step: None,
             link: None,
-            wander: Wander::new(),
+            wander: Wander::new(cfg.tuning),
             out: Monotone::default(),
             st,
         })
@@ -758,7 +638,7 @@ impl Estimator {
                     1
                 };
                 (self.back_run, self.back_last) = (run, q);
-                if run < BACK_RUN {
+                if run < self.cfg.tuning.back_run {
                     self.st.rejected_backwards += 1;
                     return Err(EstimatorError::Backwards {
                         arrival: q,
@@ -800,7 +680,7 @@ impl Estimator {
         }
         if self.announced > 0 {
             self.announce_age += 1;
-            if self.announce_age > ANNOUNCE_TIMEOUT {
+            if self.announce_age > self.cfg.tuning.announce_timeout {
                 self.st.losses_rejected += self.announced;
                 self.ann_false += self.announced as f64;
                 self.announced = 0;
@@ -821,7 +701,7 @@ impl Estimator {
     ) -> Result<Estimate, EstimatorError> {
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
-            if self.step_run.len >= RENUMBER_RUN {
+            if self.step_run.len >= self.cfg.tuning.renumber_run {
                 self.renumber_steps();
             }
         }
@@ -837,7 +717,8 @@ impl Estimator {
             (Some(gap), Some(p)) => {
                 let gap = gap as f64;
                 (
-                    gap < QUEUED * p || (self.draining && self.still_draining(q, gap, p)),
+                    gap < self.cfg.tuning.queued * p
+                        || (self.draining && self.still_draining(q, gap, p)),
                     gap < 0.5 * p && self.late_behind(q),
                 )
             }
@@ -860,7 +741,7 @@ impl Estimator {
         }
         let queued = queued
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
-            || Self::off_grid(self.soft_tick, q);
+            || Self::off_grid(self.soft_tick, q, self.cfg.tuning.soft_tick_near);
         if index.is_some() {
             self.last_index_n = Some(n);
         }
@@ -883,7 +764,7 @@ impl Estimator {
         })
     }
 
-    /// After [`RENUMBER_RUN`] steps in a row that share a divisor `g ≥ 2`
+    /// After `Tuning::renumber_run` steps in a row that share a divisor `g ≥ 2`
     /// (a sensor that halved its rate: every gap one lost sample; from a
     /// single loss to the next, a run this long is not chance), the run's
     /// points are renumbered `g` times closer: the period becomes `g` times
@@ -934,7 +815,7 @@ impl Estimator {
     /// gaps are `1/d` of the period after the renumbering (the expected
     /// one, or the fit's without one), for a `d ≥ 2` that divides
     /// the renumberings' product. Returns the run's `d` and the number
-    /// before its first point once [`RESTORE_RUN`] gaps in a row are so.
+    /// before its first point once `Tuning::restore_run` gaps in a row are so.
     #[cold]
     fn note_restored_rate(&mut self, p: Point) -> Option<(u64, i64)> {
         let (Some(prev), Some(e)) = (self.fit.last(), self.renumbered_period) else {
@@ -951,7 +832,7 @@ impl Estimator {
             && d >= 2.0
             && d <= self.rate_divisor as f64
             && self.rate_divisor.is_multiple_of(d as u64)
-            && (gap - e / d).abs() <= RESTORE_TOL * e / d;
+            && (gap - e / d).abs() <= self.cfg.tuning.restore_tol * e / d;
         if !fits {
             self.restore_run = (0, 0, 0);
             return None;
@@ -962,7 +843,7 @@ impl Estimator {
             _ => (d, 1, prev.n),
         };
         let (_, len, pivot) = self.restore_run;
-        (len >= RESTORE_RUN).then_some((d, pivot))
+        (len >= self.cfg.tuning.restore_run).then_some((d, pivot))
     }
 
     /// The sensor came back to a rate `d` times higher after a
@@ -1002,8 +883,8 @@ impl Estimator {
 
     /// Records one of the first [`FIRST_GAPS`] arrival gaps; with all of
     /// them, replaces the configured period by their median if that exceeds
-    /// it by [`PERIOD_CONTRADICTED`] × and all but one of them by
-    /// [`ALL_LONG`] ×. A period configured too short by half (a 50 Hz
+    /// it by `Tuning::period_contradicted` × and all but one of them by
+    /// `Tuning::all_long` ×. A period configured too short by half (a 50 Hz
     /// sensor set up as 100 Hz) makes every gap look like one lost sample,
     /// and a gap a little longer than a loss's tolerance like a delay: the
     /// numbering would mix both for the whole run. Seven of the first eight
@@ -1026,10 +907,10 @@ impl Estimator {
         // the median of eight gaps long about once in a hundred streams (a
         // property test found one, which then relearned its period from
         // the losses), seven of eight about once in ten thousand.
-        let Some(p) = self
-            .expected
-            .filter(|&p| median > PERIOD_CONTRADICTED * p && g[1] as f64 > ALL_LONG * p)
-        else {
+        let Some(p) = self.expected.filter(|&p| {
+            median > self.cfg.tuning.period_contradicted * p
+                && g[1] as f64 > self.cfg.tuning.all_long * p
+        }) else {
             return;
         };
         // A whole multiple of the configured period (a rate set up in the
@@ -1052,9 +933,9 @@ impl Estimator {
 
     /// Whether a sample arriving within half a period of its predecessor
     /// is late on the floor (numbered next) by more than
-    /// [`QUEUED_LATE`] × the mean residual: queued behind it, if numbered
+    /// `Tuning::queued_late` × the mean residual: queued behind it, if numbered
     /// next. At kilohertz rates a driver drains its FIFO 20-60 µs per
-    /// sample, more than [`QUEUED`] of the period; the lateness tells those
+    /// sample, more than `Tuning::queued` of the period; the lateness tells those
     /// bursts from jitter (an on-time sample after a late one is close to
     /// the floor). The numbering does not take it for queued (the
     /// predecessor may be the one misnumbered).
@@ -1065,7 +946,8 @@ impl Estimator {
         }
         match (self.fit.floor(), self.last_n) {
             (Some(f), Some(n)) => {
-                f.residual(n.saturating_add(1), q) > QUEUED_LATE * self.fit.mean_r.max(1.0)
+                f.residual(n.saturating_add(1), q)
+                    > self.cfg.tuning.queued_late * self.fit.mean_r.max(1.0)
             }
             _ => false,
         }
@@ -1130,7 +1012,7 @@ impl Estimator {
         })
     }
 
-    /// Before the fit has matured (fewer than `YOUNG` samples since the
+    /// Before the fit has matured (fewer than `Tuning::young` samples since the
     /// start or a restart) and with an expected period: the lowest line of
     /// that slope under all samples (a running minimum, like Rock and
     /// Olson), steadier than a slope measured from a handful of samples.
@@ -1159,8 +1041,8 @@ impl Estimator {
     }
 
     /// Whether the samples so far agree with the young line's slope: from
-    /// [`YOUNG_CHECK`] samples on, their mean residual above it is at most
-    /// [`YOUNG_RATIO`] × (plus [`YOUNG_SLACK`] of a period) their mean
+    /// `Tuning::young_check` samples on, their mean residual above it is at most
+    /// `Tuning::young_ratio` × (plus `Tuning::young_slack` of a period) their mean
     /// residual above the floor, the lowest line of any slope. A
     /// period too short leaves the running minimum at its first sample and
     /// every later estimate falls behind by the error per period (3 s
@@ -1168,7 +1050,7 @@ impl Estimator {
     /// too long drags it to the newest arrival.
     #[cold]
     fn young_fits(&self, young: &Line) -> bool {
-        if self.fit.len() < YOUNG_CHECK {
+        if self.fit.len() < self.cfg.tuning.young_check {
             return true;
         }
         let Some(floor) = self.fit.floor().filter(|f| f.slope > 0.0) else {
@@ -1186,14 +1068,16 @@ impl Estimator {
             (Some(a), Some(b)) if b.n > a.n => (b.q - a.q) as f64 / (b.n - a.n) as f64,
             _ => 0.0,
         };
-        if floor.slope < QUEUED * young.slope || floor.slope < YOUNG_FLAT * spacing {
+        if floor.slope < self.cfg.tuning.queued * young.slope
+            || floor.slope < self.cfg.tuning.young_flat * spacing
+        {
             return true;
         }
         let (ry, rf) = self.fit.points().fold((0.0, 0.0), |(ry, rf), p| {
             (ry + young.residual(p.n, p.q), rf + floor.residual(p.n, p.q))
         });
         let k = self.fit.len() as f64;
-        ry / k <= YOUNG_RATIO * rf / k + YOUNG_SLACK * young.slope
+        ry / k <= self.cfg.tuning.young_ratio * rf / k + self.cfg.tuning.young_slack * young.slope
     }
 
     /// `q` minus where the floor puts sample `n`.
@@ -1222,10 +1106,10 @@ impl Estimator {
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
-            // (The slack is at most `LOSS_SLACK` periods: most samples are
+            // (The slack is at most `Tuning::loss_slack` periods: most samples are
             // judged without it.)
             (Some(r0), Some(p))
-                if r0 > (1.0 - LOSS_SLACK) * p
+                if r0 > (1.0 - self.cfg.tuning.loss_slack) * p
                     && (!queued || self.announced > 0)
                     && r0 + self.loss_slack(p) > p =>
             {
@@ -1297,13 +1181,14 @@ impl Estimator {
             return (base, 0, None);
         }
         let g = self.on_time_density(r_m, p);
-        let h = 1.0 / (STALL_SPREAD * p);
+        let h = 1.0 / (self.cfg.tuning.stall_spread * p);
         // Numbered next, the sample may also be on time, late by the
         // jitter alone: as likely as the jitter reaches `r_m + m_max`
         // periods, among as many samples as the fit holds. Negligible where
         // the jitter is well below a period.
         let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
-        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h + on_time);
+        let odds = (self.ev_loss + self.cfg.tuning.prior_loss) * g
+            / ((self.ev_stall + self.cfg.tuning.prior_delay) * h + on_time);
         // Odds of a loss against a delay, at least 2^(K − 2).
         let loss = odds >= loss_odds(self.cfg.loss_threshold);
         let alt = Some(Ambiguous {
@@ -1320,11 +1205,11 @@ impl Estimator {
     }
 
     /// How far below the floor (ns) a sample may arrive and still be taken
-    /// for a later number on time, after losses: [`LOSS_SLACK`] of a
+    /// for a later number on time, after losses: `Tuning::loss_slack` of a
     /// period, the floor's uncertainty on a young or drifting fit, but no
-    /// more than the floor's own spread ([`LOSS_SLACK_JITTER`] mean
-    /// residuals above it, plus [`LOSS_SLACK_MIN`] of a period) where the
-    /// floor runs at the expected period (within [`LOSS_SLACK_PERIOD`]).
+    /// more than the floor's own spread (`Tuning::loss_slack_jitter` mean
+    /// residuals above it, plus `Tuning::loss_slack_min` of a period) where the
+    /// floor runs at the expected period (within `Tuning::loss_slack_period`).
     /// On a jitter-free stream the floor is exact: a sample 0.4 ms before
     /// a later number's floor is not on time for it but late for an
     /// earlier one (a stall of four periods less 0.4 ms is not four
@@ -1335,20 +1220,23 @@ impl Estimator {
     /// interval, no spread at all) is not at the expected period, and says
     /// nothing of the jitter: there the slack stays.
     fn loss_slack(&self, p: f64) -> f64 {
-        let wide = LOSS_SLACK * p;
+        let wide = self.cfg.tuning.loss_slack * p;
         let at_period = match (self.expected, self.fit.floor()) {
-            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < LOSS_SLACK_PERIOD,
+            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < self.cfg.tuning.loss_slack_period,
             _ => false,
         };
         if !(self.fit.stats_valid() && at_period) {
             return wide;
         }
-        wide.min(LOSS_SLACK_JITTER * self.fit.mean_r + LOSS_SLACK_MIN * p)
+        wide.min(
+            self.cfg.tuning.loss_slack_jitter * self.fit.mean_r
+                + self.cfg.tuning.loss_slack_min * p,
+        )
     }
 
     /// The samples lost in a gap of `gap` ns inside a backlog draining at a
     /// link's interval (see [`LinkDrain::intervals`]): `k − 1` for a gap
-    /// of `k` intervals, once [`LINK_RUN`] gaps fit the link; the sample,
+    /// of `k` intervals, once `Tuning::link_run` gaps fit the link; the sample,
     /// if still late after them, is numbered so and kept out of the fit
     /// like every drained one. A link a little faster than the sensor
     /// drains a stall's backlog one sample per interval, the lost ones
@@ -1363,9 +1251,9 @@ impl Estimator {
     /// their turn on the link leave no gap, and no reading can see them
     /// before the drain ends.
     fn link_losses(&self, gap: f64) -> Option<i64> {
-        let l = self.link.filter(|l| l.gaps >= LINK_RUN)?;
+        let l = self.link.filter(|l| l.gaps >= self.cfg.tuning.link_run)?;
         // (A gap longer than the window restarted the fits before.)
-        l.intervals(gap).map(|k| k as i64 - 1)
+        l.intervals(gap, &self.cfg.tuning).map(|k| k as i64 - 1)
     }
 
     /// Whether a sample `gap` after the pending one came one link interval
@@ -1394,13 +1282,15 @@ impl Estimator {
         } else {
             self.floor_residual(n, q, Some(p))
         };
-        let late = gap >= QUEUED * p && r.is_some_and(|r| r > 0.5 * p) && self.fit.stats_valid();
+        let late = gap >= self.cfg.tuning.queued * p
+            && r.is_some_and(|r| r > 0.5 * p)
+            && self.fit.stats_valid();
         if !late && self.link.is_none() {
             return;
         }
         self.link = match self.link {
             _ if !late => None,
-            Some(mut l) => match l.intervals(gap) {
+            Some(mut l) => match l.intervals(gap, &self.cfg.tuning) {
                 Some(k) => {
                     l.push(gap, k);
                     Some(l)
@@ -1474,7 +1364,7 @@ impl Estimator {
                     (self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
                         .then_some(tick);
                 if !coarse(self.tick) {
-                    self.soft_wait = SOFT_TICK_AFTER;
+                    self.soft_wait = self.cfg.tuning.soft_tick_after;
                     self.soft_from = self.last_n.unwrap_or(i64::MIN);
                 }
             }
@@ -1492,7 +1382,7 @@ impl Estimator {
     /// RGB-D's Kinect rgb stamps: three quarters within 0.2 ms of a 4 ms
     /// grid, the rest scattered up to 2 ms off it) has no exact gcd, but
     /// its phases gather where uniform ones spread out. The coarsest tick
-    /// on which [`SOFT_TICK_SHARE`] of the phases gather near their mean
+    /// on which `Tuning::soft_tick_share` of the phases gather near their mean
     /// (in one group: a 100 Hz sensor with little jitter has two phases on
     /// a 4 ms tick, and three frames of a 30 Hz camera on a 4 ms tick take
     /// three on a 10 ms one) is the clock's, fitted like an
@@ -1508,21 +1398,24 @@ impl Estimator {
         // fit after a stall or a cut can be percents off), if the floor
         // agrees with it; tried again later while it does not.
         let p = match (self.expected, period) {
-            (Some(e), _) if ((line.slope / e) - 1.0).abs() < LOSS_SLACK_PERIOD => e,
+            (Some(e), _) if ((line.slope / e) - 1.0).abs() < self.cfg.tuning.loss_slack_period => e,
             (None, Some(p)) => p,
             _ => {
-                self.soft_wait = SOFT_TICK_AFTER;
+                self.soft_wait = self.cfg.tuning.soft_tick_after;
                 return;
             }
         };
-        // The newest [`SOFT_TICK_POINTS`] at most: a bounded one-off cost.
-        let newest = (self.fit.len().checked_sub(SOFT_TICK_POINTS + 1))
-            .and_then(|k| self.fit.points().nth(k))
-            .map_or(i64::MIN, |pt| pt.n);
+        // The newest `Tuning::soft_tick_points` at most: a bounded one-off cost.
+        let newest = (self
+            .fit
+            .len()
+            .checked_sub(self.cfg.tuning.soft_tick_points + 1))
+        .and_then(|k| self.fit.points().nth(k))
+        .map_or(i64::MIN, |pt| pt.n);
         let from = self.soft_from.max(newest);
         let count = self.points_after(from).count();
-        if count < SOFT_TICK_AFTER as usize || !self.fit.stats_valid() {
-            self.soft_wait = SOFT_TICK_AFTER;
+        if count < self.cfg.tuning.soft_tick_after as usize || !self.fit.stats_valid() {
+            self.soft_wait = self.cfg.tuning.soft_tick_after;
             return;
         }
         let arrival =
@@ -1550,24 +1443,25 @@ impl Estimator {
         self.fit.quantised_tick = Some(tick);
         // The history's stamps taken off the grid, as later ones will be.
         let soft = self.soft_tick;
-        self.fit.exclude(|pt| Self::off_grid(soft, pt.q));
+        let near = self.cfg.tuning.soft_tick_near;
+        self.fit.exclude(|pt| Self::off_grid(soft, pt.q, near));
     }
 
     /// Whether arrival `q` lies off the grid of a soft tick `soft` (see
-    /// [`Self::soft_tick`]) by more than [`SOFT_TICK_NEAR`] of a tick: a
+    /// [`Self::soft_tick`]) by more than `Tuning::soft_tick_near` of a tick: a
     /// stamp taken elsewhere than at the tick, kept out of the fits'
     /// statistics (and of the quantised fit) like a queued sample.
     #[inline(always)]
-    fn off_grid(soft: Option<(f64, i64)>, q: i64) -> bool {
+    fn off_grid(soft: Option<(f64, i64)>, q: i64, near: f64) -> bool {
         let Some((tick, origin)) = soft else {
             return false;
         };
         let d = (q.saturating_sub(origin) as f64).rem_euclid(tick) / tick;
-        d.min(1.0 - d) > SOFT_TICK_NEAR
+        d.min(1.0 - d) > near
     }
 
-    /// Whether [`SOFT_TICK_SHARE`] of the fit's points after number
-    /// `from` have a `phase` (in turns) within [`SOFT_TICK_NEAR`] of their
+    /// Whether `Tuning::soft_tick_share` of the fit's points after number
+    /// `from` have a `phase` (in turns) within `Tuning::soft_tick_near` of their
     /// circular mean.
     fn phases_gather(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> bool {
         let (mean, count) = self.phase_mean(from, phase);
@@ -1575,10 +1469,10 @@ impl Estimator {
             .points_after(from)
             .filter(|pt| {
                 let d = (phase(pt) - mean).rem_euclid(1.0);
-                d.min(1.0 - d) <= SOFT_TICK_NEAR
+                d.min(1.0 - d) <= self.cfg.tuning.soft_tick_near
             })
             .count();
-        near as f64 >= SOFT_TICK_SHARE * count as f64
+        near as f64 >= self.cfg.tuning.soft_tick_share * count as f64
     }
 
     /// The fit's points numbered after `from`, oldest first.
@@ -1627,7 +1521,7 @@ impl Estimator {
                 Some(frozen) => frozen.residual(p.n, p.q),
                 None => r,
             };
-            if below < -BELOW_FACTOR * mu {
+            if below < -self.cfg.tuning.below_factor * mu {
                 self.below_run += 1;
             } else {
                 self.below_run = 0;
@@ -1643,7 +1537,7 @@ impl Estimator {
                 Some(k) => (k, 1.0),
                 None => (r, mu),
             };
-            for (i, &(factor, _)) in ABOVE_LEVELS.iter().enumerate() {
+            for (i, &(factor, _)) in self.cfg.tuning.above_levels.iter().enumerate() {
                 let (run, peak) = (&mut self.above_runs[i], &mut self.above_peak[i]);
                 if x > factor * unit {
                     if *run == 0 || r > peak.0 + jump {
@@ -1660,27 +1554,30 @@ impl Estimator {
                     *run = 0;
                 }
             }
-            // A run whose residuals fell from its peak by DRAIN_FALL of a
+            // A run whose residuals fell from its peak by `Tuning::drain_fall` of a
             // period per sample since (and by more than the jitter could)
             // is a backlog draining at the link's rate: each sample as
             // late as the one before, less what the link gains on the
             // sensor. Not a step of the line.
             let draining = |i: usize| {
                 let (top, since) = self.above_peak[i];
-                top - r >= (DRAIN_FALL * f.slope * f64::from(since)).max(DRAIN_JITTER * mu)
+                top - r
+                    >= (self.cfg.tuning.drain_fall * f.slope * f64::from(since))
+                        .max(self.cfg.tuning.drain_jitter * mu)
             };
             // After a pause the device's clock may have moved by less than
             // the jitter: the odds of each run without a change are then
             // e^−8, not e^−24, over the few samples watched.
             let shorten = if self.pause_watch > 0 {
-                PAUSE_RUN_DIVISOR
+                self.cfg.tuning.pause_run_divisor
             } else {
                 1
             };
-            let reached =
-                |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1 / shorten && !draining(i);
+            let reached = |i: usize| {
+                self.above_runs[i] >= self.cfg.tuning.above_levels[i].1 / shorten && !draining(i)
+            };
             let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
-            change = above || self.below_run >= BELOW_RUN;
+            change = above || self.below_run >= self.cfg.tuning.below_run;
         }
         let step = p.n.wrapping_sub(self.committed_n);
         self.committed_n = p.n;
@@ -1696,7 +1593,7 @@ impl Estimator {
                 .check(period.filter(|_| self.st.references == 0));
         }
         if !self.matured {
-            self.matured = self.fit.len() >= YOUNG;
+            self.matured = self.fit.len() >= self.cfg.tuning.young;
             let below = match (self.running_minimum(), self.young_anchor) {
                 (Some(l), Some(_)) => l.residual(p.n, p.q) < 0.0,
                 _ => true,
@@ -1714,13 +1611,13 @@ impl Estimator {
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {
-            self.fit.keep_last(KEEP_AFTER_CHANGE);
+            self.fit.keep_last(self.cfg.tuning.keep_after_change);
             self.refs.keep_last(2);
             self.summarise_pulses();
             self.forget_change_runs();
             self.st.changes_detected += 1;
         }
-        if self.fit.len() >= MIN_STATS_POINTS
+        if self.fit.len() >= self.cfg.tuning.min_stats_points
             && let Some(h) = self.deferred_ref.take()
         {
             self.place_reference(h);

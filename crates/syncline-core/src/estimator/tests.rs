@@ -1,4 +1,3 @@
-use super::quant::REFIT_POINTS;
 use super::*;
 use proptest::prelude::*;
 
@@ -953,7 +952,7 @@ fn quantised_fit_work_per_update_is_bounded_on_a_long_history() {
     let work = e.fit.quant_work();
     let rms = debiased_rms(&errs[(n / 10) as usize..]);
     assert!(
-        work <= REFIT_POINTS as u64 * n as u64,
+        work <= Tuning::default().quant_refit_points as u64 * n as u64,
         "{work} points refitted over {n} updates"
     );
     assert!(rms < 12e3, "rms {:.1} us", rms / 1e3);
