@@ -8,6 +8,50 @@ use super::{
     LossWatch, Pending,
 };
 
+/// Stage 1's evidence of losses against delays: the gaps the next
+/// arrivals confirmed as losses and as delays (stalls), and the driver's
+/// record of right and false announcements. All are pseudo-counts, halved
+/// together past `Tuning::evidence_cap` so that they follow a stream that
+/// changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct LossEvidence {
+    /// Gaps confirmed as losses.
+    pub loss: f64,
+    /// Gaps confirmed as delays.
+    pub stall: f64,
+    /// Samples lost in the gaps counted in `loss` (scaled alike).
+    pub lost: f64,
+    /// Announced losses that showed up as gaps (scaled like the evidence).
+    pub ann_used: f64,
+    /// Announced losses that did not: how far the driver's word is trusted.
+    pub ann_false: f64,
+}
+
+impl LossEvidence {
+    /// No evidence, as in a new estimator.
+    #[cfg(test)]
+    pub fn reset(&mut self) {
+        *self = LossEvidence::default();
+    }
+
+    /// Halves the gap evidence once it exceeds `cap`.
+    pub fn cap(&mut self, cap: f64) {
+        if self.loss + self.stall > cap {
+            self.loss *= 0.5;
+            self.lost *= 0.5;
+            self.stall *= 0.5;
+        }
+    }
+
+    /// Halves the announcement record once it exceeds `cap`.
+    pub fn cap_announcements(&mut self, cap: f64) {
+        if self.ann_used + self.ann_false > cap {
+            self.ann_used *= 0.5;
+            self.ann_false *= 0.5;
+        }
+    }
+}
+
 /// What the sample after an ambiguous gap says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -71,8 +115,8 @@ impl Estimator {
         if !self.fit.stats_valid() {
             return true;
         }
-        let record = (self.ann_used + 1.0) / (self.ann_false + 1.0);
-        let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
+        let record = (self.evidence.ann_used + 1.0) / (self.evidence.ann_false + 1.0);
+        let rate = (self.evidence.stall + 1.0) / (self.fit.len() as f64 + 2.0);
         let density = |r: f64| {
             (1.0 - rate) * self.on_time_density(r, p) + rate / (self.cfg.tuning.stall_spread * p)
         };
@@ -85,23 +129,17 @@ impl Estimator {
     pub(super) fn use_announcements(&mut self, m: u64) {
         self.announced -= m.min(self.announced);
         self.announce_age = 0;
-        self.ann_used += m as f64;
+        self.evidence.ann_used += m as f64;
         self.cap_announcements();
     }
 
     pub(super) fn cap_evidence(&mut self) {
-        if self.ev_loss + self.ev_stall > self.cfg.tuning.evidence_cap {
-            self.ev_loss *= 0.5;
-            self.ev_lost *= 0.5;
-            self.ev_stall *= 0.5;
-        }
+        self.evidence.cap(self.cfg.tuning.evidence_cap);
     }
 
     pub(super) fn cap_announcements(&mut self) {
-        if self.ann_used + self.ann_false > self.cfg.tuning.evidence_cap {
-            self.ann_used *= 0.5;
-            self.ann_false *= 0.5;
-        }
+        self.evidence
+            .cap_announcements(self.cfg.tuning.evidence_cap);
     }
 
     /// Numbers the pending sample (resolving an ambiguous gap with the
@@ -152,8 +190,8 @@ impl Estimator {
             }
             if verdict == Verdict::Restarted {
                 self.restart(0);
-                if self.last_index_n == Some(pd.point.n) {
-                    self.last_index_n = Some(nl);
+                if self.counter.last_n == Some(pd.point.n) {
+                    self.counter.last_n = Some(nl);
                 }
                 pd.point.n = nl;
                 self.commit(pd.point);
@@ -163,19 +201,20 @@ impl Estimator {
             let numbers = match verdict {
                 Verdict::Lost if alt.wraps => {
                     self.st.losses_from_index += (nl - nd) as u64;
-                    if self.last_index_n == Some(nd) {
-                        self.last_index_n = Some(nl);
+                    if self.counter.last_n == Some(nd) {
+                        self.counter.last_n = Some(nl);
                     }
                     (nl, nl)
                 }
                 Verdict::Lost => {
-                    self.ev_loss += 1.0;
-                    self.ev_lost += (nl - nd) as f64;
+                    self.evidence.loss += 1.0;
+                    self.evidence.lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
                     // Sooner than a period after it, the next sample may
                     // be queued behind the judged one on a slow link; later,
                     // it may have stalled on its own.
-                    if self.last_index.is_none() && self.announced == 0 && self.st.references == 0 {
+                    if self.counter.last.is_none() && self.announced == 0 && self.st.references == 0
+                    {
                         self.loss_watch = Some(LossWatch {
                             lost: nl,
                             m: nl - nd,
@@ -188,11 +227,11 @@ impl Estimator {
                 }
                 Verdict::Paused => {
                     self.st.losses_detected += (nl - nd) as u64;
-                    self.pause_watch = self.cfg.tuning.pause_watch;
+                    self.changes.watch_pause(self.cfg.tuning.pause_watch);
                     (nl, nl)
                 }
                 Verdict::Delayed => {
-                    self.ev_stall += 1.0;
+                    self.evidence.stall += 1.0;
                     self.st.delays_detected += 1;
                     (nd, nd)
                 }
@@ -232,7 +271,7 @@ impl Estimator {
     fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64) {
         if self.drain_watch.is_some()
             || self.draining
-            || self.last_index.is_some()
+            || self.counter.last.is_some()
             || self.announced > 0
             || self.st.references > 0
         {
@@ -432,9 +471,9 @@ impl Estimator {
         }
         let m = w.m as f64;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(w.m as u64);
-        self.ev_loss = (self.ev_loss - 1.0).max(0.0);
-        self.ev_lost = (self.ev_lost - m).max(self.ev_loss);
-        self.ev_stall += 1.0;
+        self.evidence.loss = (self.evidence.loss - 1.0).max(0.0);
+        self.evidence.lost = (self.evidence.lost - m).max(self.evidence.loss);
+        self.evidence.stall += 1.0;
         self.st.delays_detected += 1;
         self.forget_change_runs();
         self.step_run = DivisorRun::default();
@@ -530,18 +569,18 @@ impl Estimator {
     fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
         let m = (alt.lost - alt.delayed) as f64;
         // Laplace's rule for "a lost sample is followed by another loss".
-        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
+        let again = (self.evidence.lost - self.evidence.loss + 1.0) / (self.evidence.lost + 2.0);
         let held = self.fit.len() as f64 + 2.0;
         let mut run = again.powf(m - 1.0);
         if further > 0.0 {
             // A new run of losses starts (at the rate of runs seen), then
             // goes on.
-            run *= (self.ev_loss + 1.0) / held * again.powf(further - 1.0);
+            run *= (self.evidence.loss + 1.0) / held * again.powf(further - 1.0);
         }
         let on_time = self.on_time_density(r, p);
         // A stall of the next sample: its rate among the samples held, its
         // delay spread like the pending one's.
-        let stalled = (self.ev_stall + 1.0) / held / (self.cfg.tuning.stall_spread * p);
+        let stalled = (self.evidence.stall + 1.0) / held / (self.cfg.tuning.stall_spread * p);
         alt.odds * run * on_time >= stalled
     }
 
@@ -550,5 +589,32 @@ impl Estimator {
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
         let mu = self.fit.mean_r.max(p * 1e-4);
         (-r.max(0.0) / mu).exp() / mu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LossEvidence;
+
+    #[test]
+    fn evidence_is_halved_past_the_cap_and_reset_clears_it() {
+        let mut e = LossEvidence {
+            loss: 40.0,
+            stall: 30.0,
+            lost: 50.0,
+            ann_used: 60.0,
+            ann_false: 10.0,
+        };
+        e.cap(64.0);
+        assert_eq!((e.loss, e.stall, e.lost), (20.0, 15.0, 25.0));
+        // Under the cap, nothing moves.
+        e.cap(64.0);
+        assert_eq!((e.loss, e.stall, e.lost), (20.0, 15.0, 25.0));
+        // The announcement record has its own cap.
+        assert_eq!((e.ann_used, e.ann_false), (60.0, 10.0));
+        e.cap_announcements(64.0);
+        assert_eq!((e.ann_used, e.ann_false), (30.0, 5.0));
+        e.reset();
+        assert_eq!(e, LossEvidence::default());
     }
 }

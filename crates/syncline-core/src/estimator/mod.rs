@@ -8,22 +8,59 @@
 //! ([`Estimator::update_reference`]); every update returns the estimate for
 //! that sample at once.
 //!
-//! Method (see `docs/stamp.md`): each sample gets a sample number `n`
-//! (inferred from the arrival times, the counter or announced losses; a
-//! loss is told from a delay by the evidence of earlier, resolved cases and
-//! confirmed by the next sample). The arrival times are fitted against `n`
-//! with the lower convex hull (one-way LP line: exact for one-sided delays,
-//! stalls and bursts), with least squares when the residuals show
-//! symmetric noise, or by maximum likelihood on the tick intervals when the
-//! arrival clock is quantised. The history grows while the data fit one
-//! line and is cut after a detected change (period step, clock step).
+//! # The model, in stages
 //!
-//! An estimate is the sample's place on the line of least delay (the
-//! floor of the arrivals; on a quantised clock, the likelihood line), less
-//! the configured minimum latency: a latency every sample shares cannot be
-//! seen in arrival times and stays in the estimates (under symmetric
-//! jitter, the floor's level as of the switch into least squares or the
-//! last detected change).
+//! A periodic sensor acquires sample `n` at `t0 + n·P` on its own clock;
+//! the host sees it arrive at that time plus a delay that is at least the
+//! minimum latency and otherwise only ever positive (one-sided: the
+//! transport, a driver's queue, a stall). [`Estimator::update`] runs the
+//! stages below in that order for every arrival; each owns its state and
+//! each decision has one place.
+//!
+//! 1. **Numbering** (`Estimator::infer_number` in this file, `loss.rs`,
+//!    `counter.rs`): which sample number the arrival is. The device
+//!    counter decides when there is one (its state: `counter::Counter`);
+//!    else an announced loss ([`Estimator::update_loss`]); else inference
+//!    from the arrival against the clock line: a sample late by whole
+//!    periods is either the first after lost samples or a delayed one.
+//!    **A loss is decided in one place**: on arrival by the odds in
+//!    `Estimator::infer_number` (the evidence of earlier resolved gaps,
+//!    `loss::LossEvidence`, against the loss threshold), then confirmed or
+//!    revised by the next arrival in `Estimator::resolve_and_commit` and
+//!    `Estimator::next_verdict` (`loss.rs`). Two watches let later arrivals
+//!    overturn a verdict when a backlog drains behind it
+//!    (`Estimator::watch_loss`, `Estimator::watch_drain`).
+//! 2. **The clock line** (`fit.rs`): period and offset fitted on the
+//!    numbered arrivals for the one-sided delay law: the lower convex hull
+//!    (the one-way LP line, exact for one-sided delays, stalls and
+//!    bursts), least squares when the residuals show symmetric jitter. The
+//!    history grows to `history_factor × window` while the arrivals fit one
+//!    line. Before the fit matures, the young line: a running minimum at
+//!    the expected period (`Estimator::young_line`). A rate that wanders
+//!    (no line fits) is followed by a local tracker (`wander.rs`).
+//! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
+//!    of residuals far above or below the line signal a period step or a
+//!    clock step, and the history is cut; a run falling steadily from its
+//!    peak is a draining backlog, not a change. Stalls and the bursts after
+//!    them are queued samples, kept out of the line's level
+//!    (`Estimator::number_and_estimate`).
+//! 4. **Quantised arrival clocks** (`quant.rs`): the gcd of the arrival
+//!    gaps, or a host timer tick the stamps gather on
+//!    (`Estimator::note_gap`, `Estimator::soft_tick`); the line is then the
+//!    maximum-likelihood one for delays read on that grid.
+//! 5. **Reference pulses** (`reference.rs`): hardware pulses stamped at
+//!    acquisition are numbered against the samples and, while recent, give
+//!    the estimates' line and the latency.
+//! 6. **Output** (`output.rs`): the estimate is the sample's place on the
+//!    line, less the latency; by default it is held 1 ns after the one
+//!    before it if the model would put it earlier, and counted.
+//!
+//! Every tuning value (thresholds, run lengths, priors) is a field of
+//! [`Tuning`], with why it has its value. A latency every sample shares
+//! cannot be seen in arrival times and stays in the estimates (less the
+//! configured minimum latency; under symmetric jitter, the floor's level
+//! as of the switch into least squares or the last detected change).
+//! `docs/stamp.md` is the user's guide.
 //!
 //! ```
 //! use syncline_core::estimator::{Estimator, EstimatorConfig};
@@ -46,10 +83,12 @@
 //! assert_eq!(est.status().samples, 100);
 //! ```
 
-// The parts: the public types (`config`), the line fits (`fit`, and `quant`
-// for a quantised arrival clock), the device counter (`counter`), losses
-// against delays (`loss`) and hardware reference pulses (`reference`). The
-// numbering, the change detection and the estimates are here.
+// The stages (see the module documentation): numbering (here, `loss`,
+// `counter`), the clock line (`fit`, `wander`), changes (`changes`), a
+// quantised arrival clock (`quant`), reference pulses (`reference`), the
+// output (`output`); the public types (`config`) and the tuning values
+// (`tuning`).
+mod changes;
 mod config;
 mod counter;
 mod fit;
@@ -60,10 +99,14 @@ mod reference;
 mod tuning;
 mod wander;
 
+use changes::{Changes, Residuals};
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
+use counter::Counter;
 pub use fit::FitMode;
 use fit::{Line, LineFit, Point, YoungSummary, round};
+use loss::LossEvidence;
 use output::Monotone;
+use quant::ArrivalClock;
 pub use tuning::Tuning;
 use wander::Wander;
 
@@ -288,40 +331,15 @@ pub struct Estimator {
     /// The first arrival gaps (see [`Self::check_expected`]).
     first_gaps: [i64; FIRST_GAPS],
     first_gap_count: usize,
-    ev_loss: f64,
-    ev_stall: f64,
-    /// Samples lost in the gaps counted in `ev_loss` (scaled alike).
-    ev_lost: f64,
+    /// Stage 1: the evidence of losses against delays (see `loss.rs`).
+    evidence: LossEvidence,
+    /// Losses announced and not yet seen as a gap, and the updates since.
     announced: u64,
     announce_age: u32,
-    /// Announced losses that showed up as gaps, and those that did not
-    /// (scaled like the evidence): how far the driver's word is trusted.
-    ann_used: f64,
-    ann_false: f64,
-    last_index: Option<u64>,
-    /// The number of the sample that carried `last_index`.
-    last_index_n: Option<i64>,
-    max_index: u64,
-    /// The counter's step per sample: 1, or the stride learned from its
-    /// steps (a counter of bytes, or one shared by two channels, counts by
-    /// 2; see [`Self::note_counter_step`]).
-    counter_stride: u64,
-    /// Counter steps in a row sharing a divisor above 1 (see
-    /// [`Self::note_counter_step`]).
-    stride_run: DivisorRun,
-    /// Counter steps in a row that were not multiples of the stride.
-    stride_misses: u32,
-    tick: i64,
-    gaps: u32,
-    /// A host tick the arrivals lie near but not exactly on, and an
-    /// arrival time on its grid (see [`Self::soft_tick`]).
-    soft_tick: Option<(f64, i64)>,
-    /// Arrivals left before [`Self::soft_tick`] tries the phases (0: not
-    /// waiting).
-    soft_wait: u32,
-    /// The number of the last sample before the gaps' exact gcd fell: the
-    /// phases tried are those of the samples after it.
-    soft_from: i64,
+    /// Stage 1: the device counter (see `counter.rs`).
+    counter: Counter,
+    /// Stage 4: the arrival clock's tick (see [`Self::note_gap`]).
+    clock: ArrivalClock,
     /// Committed numbering steps in a row that share a divisor above 1
     /// (see [`Self::renumber_steps`]).
     step_run: DivisorRun,
@@ -338,14 +356,8 @@ pub struct Estimator {
     restore_run: (u64, u32, i64),
     /// The number of the last committed point (any value before the first).
     committed_n: i64,
-    above_runs: [u32; 3],
-    /// The highest residual of each of those runs, and the samples since.
-    above_peak: [(f64, u32); 3],
-    /// Samples left after a pause in which those runs need a third of
-    /// their length (the device's clock may have moved by less than the
-    /// jitter).
-    pause_watch: u32,
-    below_run: u32,
+    /// Stage 3: the change detector (see `changes.rs`).
+    changes: Changes,
     deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
     /// has matured.
@@ -455,33 +467,17 @@ impl Estimator {
             expected: cfg.period.map(|p| p.as_nanos() as f64),
             first_gaps: [0; FIRST_GAPS],
             first_gap_count: 0,
-            ev_loss: 0.0,
-            ev_stall: 0.0,
-            ev_lost: 0.0,
+            evidence: LossEvidence::default(),
             announced: 0,
             announce_age: 0,
-            ann_used: 0.0,
-            ann_false: 0.0,
-            last_index: None,
-            last_index_n: None,
-            max_index: 0,
-            counter_stride: 1,
-            stride_run: DivisorRun::default(),
-            stride_misses: 0,
-            tick: 0,
-            gaps: 0,
-            soft_tick: None,
-            soft_wait: 0,
-            soft_from: i64::MIN,
+            counter: Counter::default(),
+            clock: ArrivalClock::default(),
             step_run: DivisorRun::default(),
             rate_divisor: 1,
             renumbered_period: None,
             restore_run: (0, 0, 0),
             committed_n: 0,
-            above_runs: [0; 3],
-            above_peak: [(0.0, 0); 3],
-            pause_watch: 0,
-            below_run: 0,
+            changes: Changes::default(),
             deferred_ref: None,
             young_anchor: None,
             matured: false,
@@ -682,7 +678,7 @@ impl Estimator {
             self.announce_age += 1;
             if self.announce_age > self.cfg.tuning.announce_timeout {
                 self.st.losses_rejected += self.announced;
-                self.ann_false += self.announced as f64;
+                self.evidence.ann_false += self.announced as f64;
                 self.announced = 0;
                 self.cap_announcements();
             }
@@ -699,6 +695,9 @@ impl Estimator {
         index: Option<u64>,
         since_last: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
+        // Stage 1, numbering (confirmation): this arrival confirms or
+        // revises the pending sample's number, which then enters the clock
+        // line (stage 2) and the change detector (stage 3).
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
             if self.step_run.len >= self.cfg.tuning.renumber_run {
@@ -731,7 +730,8 @@ impl Estimator {
             Some(k) if k >= 2 => Some(i64::from(k) - 1),
             _ => since_last.and_then(|gap| self.link_losses(gap as f64)),
         };
-        // The residual on the floor if numbered next.
+        // Stage 1, numbering (on arrival): the residual on the floor if
+        // numbered next, and the number.
         let r0 = self
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
@@ -741,13 +741,16 @@ impl Estimator {
         }
         let queued = queued
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
-            || Self::off_grid(self.soft_tick, q, self.cfg.tuning.soft_tick_near);
+            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         if index.is_some() {
-            self.last_index_n = Some(n);
+            self.counter.last_n = Some(n);
         }
+        // Stage 4: the arrival clock's tick.
         if let Some(gap) = since_last {
             self.note_gap(gap, period);
         }
+        // Stages 2 and 5: the estimate on the clock line (or the pulses'
+        // line); the output stage (6) follows in `update`.
         let stamp = self.estimate_at(n, q, period);
         self.pending = Some(Pending {
             point: Point { n, q, queued },
@@ -781,7 +784,7 @@ impl Estimator {
         let Ok(g) = i64::try_from(gcd) else {
             return;
         };
-        if self.last_index.is_some() || self.st.references > 0 || self.announced > 0 {
+        if self.counter.last.is_some() || self.st.references > 0 || self.announced > 0 {
             return;
         }
         let (Some(last_n), Some(last)) = (self.last_n, self.fit.last()) else {
@@ -799,7 +802,7 @@ impl Estimator {
         // The losses left after renumbering (taken as single ones) are the
         // evidence now.
         let left = (sum / gcd).saturating_sub(u64::from(len)) as f64;
-        (self.ev_loss, self.ev_lost) = (left, left);
+        (self.evidence.loss, self.evidence.lost) = (left, left);
         self.cap_evidence();
         self.fit.prior_period = self.fit.prior_period.map(|p| p * g as f64);
         self.expected = self.expected.map(|p| p * g as f64);
@@ -928,7 +931,7 @@ impl Estimator {
         // The losses and delays seen with it go with it.
         self.st.losses_detected = 0;
         self.st.delays_detected = 0;
-        (self.ev_loss, self.ev_lost, self.ev_stall) = (0.0, 0.0, 0.0);
+        (self.evidence.loss, self.evidence.lost, self.evidence.stall) = (0.0, 0.0, 0.0);
     }
 
     /// Whether a sample arriving within half a period of its predecessor
@@ -982,10 +985,7 @@ impl Estimator {
         self.ref_offset = None;
         self.last_ref_n = None;
         self.forget_change_runs();
-        self.tick = 0;
-        self.gaps = 0;
-        self.soft_tick = None;
-        self.soft_wait = 0;
+        self.clock.reset();
         self.step_run = DivisorRun::default();
         self.link = None;
         self.wander.clear();
@@ -1097,7 +1097,7 @@ impl Estimator {
         queued: bool,
         link_losses: Option<i64>,
     ) -> (i64, u64, Option<Ambiguous>) {
-        let had_index = self.last_index.is_some();
+        let had_index = self.counter.last.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
         let Some(prev) = self.last_n else {
             return (self.next_start, 0, None);
@@ -1122,7 +1122,7 @@ impl Estimator {
         if let Some(d) = index_delta {
             // Samples without a counter since the last one with it were
             // numbered already: the counter's step covers them too.
-            let since = self.last_index_n.map_or(0, |l| prev.saturating_sub(l));
+            let since = self.counter.last_n.map_or(0, |l| prev.saturating_sub(l));
             let m = d.saturating_sub(1).saturating_sub(since);
             let fits = match (r0, period) {
                 (Some(r0), Some(p)) => r0 - m as f64 * p >= -0.5 * p,
@@ -1164,8 +1164,8 @@ impl Estimator {
         }) {
             if m > 0 {
                 self.st.losses_detected += m as u64;
-                self.ev_loss += 1.0;
-                self.ev_lost += m as f64;
+                self.evidence.loss += 1.0;
+                self.evidence.lost += m as f64;
                 self.cap_evidence();
             }
             self.draining = true;
@@ -1187,8 +1187,8 @@ impl Estimator {
         // periods, among as many samples as the fit holds. Negligible where
         // the jitter is well below a period.
         let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
-        let odds = (self.ev_loss + self.cfg.tuning.prior_loss) * g
-            / ((self.ev_stall + self.cfg.tuning.prior_delay) * h + on_time);
+        let odds = (self.evidence.loss + self.cfg.tuning.prior_loss) * g
+            / ((self.evidence.stall + self.cfg.tuning.prior_delay) * h + on_time);
         // Odds of a loss against a delay, at least 2^(K − 2).
         let loss = odds >= loss_odds(self.cfg.loss_threshold);
         let alt = Some(Ambiguous {
@@ -1351,26 +1351,26 @@ impl Estimator {
         // The gcd only shrinks: once below 2 % of the period it stays there
         // and is no longer worth computing.
         let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * 0.02);
-        if gap > 0 && (self.tick == 0 || coarse(self.tick)) {
-            self.tick = gcd(self.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
-            self.gaps = self.gaps.saturating_add(1);
+        if gap > 0 && (self.clock.tick == 0 || coarse(self.clock.tick)) {
+            self.clock.tick = gcd(self.clock.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
+            self.clock.gaps = self.clock.gaps.saturating_add(1);
             if let Some(p) = period {
                 // A tick that divides the period puts every sample at the
                 // same phase of the grid (a constant offset, harmless); a
                 // tick that does not makes the floor follow the grid.
-                let tick = self.tick as f64;
+                let tick = self.clock.tick as f64;
                 let phase = (p / tick).fract();
                 self.fit.quantised_tick =
-                    (self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
+                    (self.clock.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
                         .then_some(tick);
-                if !coarse(self.tick) {
-                    self.soft_wait = self.cfg.tuning.soft_tick_after;
-                    self.soft_from = self.last_n.unwrap_or(i64::MIN);
+                if !coarse(self.clock.tick) {
+                    self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
+                    self.clock.soft_from = self.last_n.unwrap_or(i64::MIN);
                 }
             }
-        } else if self.soft_wait > 0 {
-            self.soft_wait -= 1;
-            if self.soft_wait == 0 {
+        } else if self.clock.soft_wait > 0 {
+            self.clock.soft_wait -= 1;
+            if self.clock.soft_wait == 0 {
                 self.soft_tick(period);
             }
         }
@@ -1401,7 +1401,7 @@ impl Estimator {
             (Some(e), _) if ((line.slope / e) - 1.0).abs() < self.cfg.tuning.loss_slack_period => e,
             (None, Some(p)) => p,
             _ => {
-                self.soft_wait = self.cfg.tuning.soft_tick_after;
+                self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
                 return;
             }
         };
@@ -1412,10 +1412,10 @@ impl Estimator {
             .checked_sub(self.cfg.tuning.soft_tick_points + 1))
         .and_then(|k| self.fit.points().nth(k))
         .map_or(i64::MIN, |pt| pt.n);
-        let from = self.soft_from.max(newest);
+        let from = self.clock.soft_from.max(newest);
         let count = self.points_after(from).count();
         if count < self.cfg.tuning.soft_tick_after as usize || !self.fit.stats_valid() {
-            self.soft_wait = self.cfg.tuning.soft_tick_after;
+            self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
             return;
         }
         let arrival =
@@ -1436,13 +1436,13 @@ impl Estimator {
             return;
         };
         let (mean, _) = self.phase_mean(from, &arrival(tick));
-        self.soft_tick = Some((
+        self.clock.soft_tick = Some((
             tick,
             first.q.saturating_add(round(mean.rem_euclid(1.0) * tick)),
         ));
         self.fit.quantised_tick = Some(tick);
         // The history's stamps taken off the grid, as later ones will be.
-        let soft = self.soft_tick;
+        let soft = self.clock.soft_tick;
         let near = self.cfg.tuning.soft_tick_near;
         self.fit.exclude(|pt| Self::off_grid(soft, pt.q, near));
     }
@@ -1499,7 +1499,7 @@ impl Estimator {
         let restore = if self.rate_divisor > 1
             && self.drain_watch.is_none()
             && self.loss_watch.is_none()
-            && self.last_index.is_none()
+            && self.counter.last.is_none()
             && self.announced == 0
             && self.st.references == 0
         {
@@ -1507,28 +1507,14 @@ impl Estimator {
         } else {
             None
         };
-        self.pause_watch = self.pause_watch.saturating_sub(1);
+        // Stage 3, changes: the runs above and below the clock line.
+        self.changes.committed();
         if !p.queued
             && self.fit.stats_valid()
             && let Some(f) = self.fit.floor()
         {
             let r = f.residual(p.n, p.q);
             let mu = self.fit.mean_r.max(1.0);
-            // Below: against the floor of the last rebuild, which the newest
-            // points have not bent (a shorter period would pull the live
-            // floor down with them).
-            let below = match self.fit.rebuilt_floor() {
-                Some(frozen) => frozen.residual(p.n, p.q),
-                None => r,
-            };
-            if below < -self.cfg.tuning.below_factor * mu {
-                self.below_run += 1;
-            } else {
-                self.below_run = 0;
-            }
-            // A jump of more than half a period above a run's peak
-            // (another stall) starts the run over.
-            let jump = 0.5 * f.slope;
             // On a quantised clock a sample on time lies up to a tick above
             // the line, by a phase that may repeat for long runs (two
             // phases, a 100 Hz sensor on a 4 ms tick): it is judged by its
@@ -1537,47 +1523,22 @@ impl Estimator {
                 Some(k) => (k, 1.0),
                 None => (r, mu),
             };
-            for (i, &(factor, _)) in self.cfg.tuning.above_levels.iter().enumerate() {
-                let (run, peak) = (&mut self.above_runs[i], &mut self.above_peak[i]);
-                if x > factor * unit {
-                    if *run == 0 || r > peak.0 + jump {
-                        (*run, *peak) = (1, (r, 0));
-                    } else {
-                        *run = run.saturating_add(1);
-                        *peak = if r >= peak.0 {
-                            (r, 0)
-                        } else {
-                            (peak.0, peak.1.saturating_add(1))
-                        };
-                    }
-                } else {
-                    *run = 0;
-                }
-            }
-            // A run whose residuals fell from its peak by `Tuning::drain_fall` of a
-            // period per sample since (and by more than the jitter could)
-            // is a backlog draining at the link's rate: each sample as
-            // late as the one before, less what the link gains on the
-            // sensor. Not a step of the line.
-            let draining = |i: usize| {
-                let (top, since) = self.above_peak[i];
-                top - r
-                    >= (self.cfg.tuning.drain_fall * f.slope * f64::from(since))
-                        .max(self.cfg.tuning.drain_jitter * mu)
+            let residuals = Residuals {
+                r,
+                // Below: against the floor of the last rebuild, which the
+                // newest points have not bent (a shorter period would pull
+                // the live floor down with them).
+                below: match self.fit.rebuilt_floor() {
+                    Some(frozen) => frozen.residual(p.n, p.q),
+                    None => r,
+                },
+                x,
+                unit,
+                mu,
+                slope: f.slope,
+                exponential: self.fit.exponential_like(),
             };
-            // After a pause the device's clock may have moved by less than
-            // the jitter: the odds of each run without a change are then
-            // e^−8, not e^−24, over the few samples watched.
-            let shorten = if self.pause_watch > 0 {
-                self.cfg.tuning.pause_run_divisor
-            } else {
-                1
-            };
-            let reached = |i: usize| {
-                self.above_runs[i] >= self.cfg.tuning.above_levels[i].1 / shorten && !draining(i)
-            };
-            let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
-            change = above || self.below_run >= self.cfg.tuning.below_run;
+            change = self.changes.observe(residuals, &self.cfg.tuning);
         }
         let step = p.n.wrapping_sub(self.committed_n);
         self.committed_n = p.n;
@@ -1628,8 +1589,7 @@ impl Estimator {
     /// change (after the history was cut or renumbered, or a restart: they
     /// were judged against the old line).
     fn forget_change_runs(&mut self) {
-        self.above_runs = [0; 3];
-        self.below_run = 0;
+        self.changes.forget_runs();
     }
 
     /// How far (ns) a least-squares or quantised-clock estimate may lie

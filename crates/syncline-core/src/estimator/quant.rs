@@ -81,6 +81,45 @@ use std::collections::VecDeque;
 use super::fit::{Line, Point};
 use super::tuning::Tuning;
 
+/// Stage 4's view of the arrival clock: the gcd of the arrival gaps (its
+/// tick, when coarse), and a host tick the arrivals lie near but not
+/// exactly on (see `Estimator::note_gap` and `Estimator::soft_tick`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArrivalClock {
+    /// The gcd of the arrival gaps so far (0 before the first gap).
+    pub tick: i64,
+    /// Arrival gaps in that gcd.
+    pub gaps: u32,
+    /// A host tick the arrivals lie near but not exactly on, and an
+    /// arrival time on its grid.
+    pub soft_tick: Option<(f64, i64)>,
+    /// Arrivals left before the phases are tried on the host ticks (0: not
+    /// waiting).
+    pub soft_wait: u32,
+    /// The number of the last sample before the gaps' exact gcd fell: the
+    /// phases tried are those of the samples after it.
+    pub soft_from: i64,
+}
+
+impl Default for ArrivalClock {
+    fn default() -> Self {
+        ArrivalClock {
+            tick: 0,
+            gaps: 0,
+            soft_tick: None,
+            soft_wait: 0,
+            soft_from: i64::MIN,
+        }
+    }
+}
+
+impl ArrivalClock {
+    /// Forgets the tick (a new estimator, or a restart of the fit).
+    pub fn reset(&mut self) {
+        *self = ArrivalClock::default();
+    }
+}
+
 /// The state of the quantised-clock fit.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct QuantFit {
@@ -500,5 +539,31 @@ impl QuantFit {
         } else {
             f64::INFINITY
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Estimator, EstimatorConfig};
+    use super::ArrivalClock;
+    use crate::{TimeDelta, Timestamp};
+
+    #[test]
+    fn the_arrival_clock_stage_finds_a_coarse_tick_and_resets() {
+        let cfg = EstimatorConfig::new(TimeDelta::from_secs(5))
+            .with_period(TimeDelta::from_micros(2_500));
+        let mut e = Estimator::new(cfg).unwrap();
+        let t0 = 1_700_000_000_000_000_000i64;
+        // A 400 Hz sensor read on a 1 ms host clock: arrivals on its grid.
+        for k in 0..200i64 {
+            let ready = t0 + k * 2_500_000 + 300_000;
+            let q = (ready / 1_000_000 + 1) * 1_000_000;
+            e.update(Timestamp::from_nanos(q)).unwrap();
+        }
+        assert_eq!(e.clock.tick, 1_000_000);
+        assert_eq!(e.status().arrival_tick_ns, Some(1_000_000));
+        e.clock.reset();
+        assert_eq!(e.clock.tick, 0);
+        assert_eq!(e.clock.soft_from, ArrivalClock::default().soft_from);
     }
 }
