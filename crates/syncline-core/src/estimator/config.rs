@@ -205,16 +205,26 @@ pub struct Estimate {
     /// Estimated acquisition time.
     pub stamp: Timestamp,
     /// The sample number assigned on arrival (0 for the first). Later
-    /// arrivals may revise it in the fit (an ambiguous gap judged a delay
-    /// after all by the next arrival, or a few arrivals on by a backlog
-    /// draining behind it: a pause or a loss that the arrivals after it
-    /// show to have been a delay), so a later sample can repeat a number
-    /// already returned; a
-    /// gap in the numbers is a count of lost samples, except across a
-    /// restart or where a sensor that halved its rate was renumbered.
+    /// arrivals may revise it (an ambiguous gap judged a delay after all
+    /// by the next arrival, or a few arrivals on by a backlog draining
+    /// behind it); the estimate of the arrival that revises it says so in
+    /// [`Estimate::revised`]. So a later sample can repeat a number already
+    /// returned; a gap in the numbers is a count of lost samples, except
+    /// across a restart or where a sensor that halved its rate was
+    /// renumbered.
     pub sample: i64,
     /// Samples judged lost right before this one when it was estimated.
     pub lost_before: u64,
+    /// How many earlier samples' numbers this arrival revised (0 almost
+    /// always): the sample before it, judged again now that this one
+    /// arrived (a loss that was a delay, or the reverse), or the samples
+    /// since a verdict that this arrival overturned (a backlog drained
+    /// behind a stall), or a run renumbered after the sensor's rate
+    /// changed. Their estimates were returned and stand; only their
+    /// numbers, and the numbering after them, change. Counted in
+    /// [`EstimatorStatus::revisions`].
+    #[serde(default)]
+    pub revised: u32,
 }
 
 /// What happened to a hardware reference.
@@ -256,6 +266,10 @@ pub struct EstimatorStatus {
     /// (see [`EstimatorConfig::monotonic`]).
     #[serde(default)]
     pub held: u64,
+    /// Numbers of samples already returned that later arrivals (or an
+    /// announced loss) revised (see [`Estimate::revised`]).
+    #[serde(default)]
+    pub revisions: u64,
     /// Counter values ignored (repeat, or a jump the arrival times contradict).
     pub index_anomalies: u64,
     /// Hardware references received / used / rejected.

@@ -202,6 +202,7 @@ impl Estimator {
             stamp,
             sample: n,
             lost_before: 0,
+            revised: 0,
         })
     }
 }

@@ -91,9 +91,12 @@ impl Estimator {
                 return;
             }
             self.last_n = Some(alt.lost);
+            // A number already returned, revised by the announcement.
+            self.st.revisions = self.st.revisions.saturating_add(1);
         }
         self.use_announcements(m);
         self.pending = Some(Pending {
+            sample: alt.lost,
             point: Point {
                 n: alt.lost,
                 ..pd.point
@@ -196,6 +199,7 @@ impl Estimator {
                 pd.point.n = nl;
                 self.commit(pd.point);
                 self.last_n = Some(nl);
+                self.note_revisions(usize::from(nl != pd.sample));
                 return;
             }
             let numbers = match verdict {
@@ -250,6 +254,7 @@ impl Estimator {
         } else {
             (pd.point.n, pd.point.n)
         };
+        self.note_revisions(usize::from(chain_n != pd.sample));
         pd.point.n = fit_n;
         if pd.drained {
             // Late by the backlog, it says nothing of the line (and a long
@@ -297,6 +302,7 @@ impl Estimator {
                 .filter(|&gap| gap < p)
                 .map(LinkDrain::start),
             steps: [1; DRAIN_WATCH],
+            numbers: [i64::MIN; DRAIN_WATCH],
         }));
     }
 
@@ -368,28 +374,44 @@ impl Estimator {
             arrivals,
             len,
             steps,
+            numbers,
             ..
         } = *self.drain_watch.take()?;
-        // The model goes back; the estimates returned since stand.
-        let out = self.out;
+        // The model goes back; the estimates returned since stand, and so
+        // do the revisions counted.
+        let (out, revisions, revised_now) = (self.out, self.st.revisions, self.revised_now);
         *self = before;
-        self.out = out;
+        (self.out, self.st.revisions, self.revised_now) = (out, revisions, revised_now);
+        // The judged sample becomes the delayed one; the arrivals since are
+        // numbered again, and each whose number moves is a revision.
+        let mut moved = self
+            .pending
+            .and_then(|pd| pd.alt.map(|alt| alt.delayed != pd.sample))
+            .map_or(0, usize::from);
+        let replaying = std::mem::replace(&mut self.replaying, true);
         self.fit.restore_capacity();
         self.refs.restore_capacity();
         self.force_delayed = true;
         self.draining = true;
         // The copy was taken within the judging arrival's update.
-        let _ =
+        let renumbered = |e: Result<Estimate, EstimatorError>, old: i64| {
+            usize::from(e.is_ok_and(|e| old != i64::MIN && e.sample != old))
+        };
+        let e0 =
             self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
+        moved += renumbered(e0, numbers[0]);
         // The samples lost in the backlog are counted as the watch counted
         // them, from its first gap on (the link tracker needs a few gaps).
         for i in 1..len - 1 {
             self.replay_step = Some(steps[i]);
-            let _ = self.update_inner(arrivals[i], None);
+            let e = self.update_inner(arrivals[i], None);
+            moved += renumbered(e, numbers[i]);
         }
         self.replay_step = Some(steps[len - 1]);
         let e = self.update_inner(q, None);
         self.replay_step = None;
+        self.replaying = replaying;
+        self.note_revisions(moved);
         Some(e)
     }
 
@@ -441,9 +463,11 @@ impl Estimator {
             });
             return;
         }
+        let moved = self.fit.points().filter(|pt| pt.n >= w.lost).count();
         if !self.fit.shift_newest(w.lost, -w.m) {
             return;
         }
+        self.note_revisions(moved);
         self.wander.clear();
         self.last_n = Some(prev.saturating_sub(w.m));
         if self.committed_n >= w.lost {

@@ -148,6 +148,8 @@ fn loss_odds(k: u32) -> f64 {
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     point: Point,
+    /// The number returned for the sample (its estimate's `sample`).
+    sample: i64,
     /// The two readings of an ambiguous gap.
     alt: Option<Ambiguous>,
     /// Part of a draining backlog (see [`Estimator::watch_drain`]): numbered,
@@ -308,6 +310,8 @@ struct DrainWatch {
     /// than a period, `k` for a gap of `k` of them (`k − 1` samples lost
     /// on the link; see [`Estimator::watch_drain`]).
     steps: [u32; DRAIN_WATCH],
+    /// The numbers returned for those arrivals (`i64::MIN` where none was).
+    numbers: [i64; DRAIN_WATCH],
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -390,6 +394,12 @@ pub struct Estimator {
     draining: bool,
     /// The next verdict is a delay (set by a replay after a drain).
     force_delayed: bool,
+    /// Numbers of earlier samples the current update revised (see
+    /// [`Estimate::revised`]).
+    revised_now: u32,
+    /// A replay after a drain watch is under way: its revisions are
+    /// counted once, at its end (see [`Self::watch_drain`]).
+    replaying: bool,
     /// The samples a drain watch counted in the next arrival's gap (set
     /// for one arrival by its replay, see [`Self::watch_drain`]).
     replay_step: Option<u32>,
@@ -436,6 +446,7 @@ impl Estimator {
             delays_detected: 0,
             rejected_backwards: 0,
             held: 0,
+            revisions: 0,
             index_anomalies: 0,
             references: 0,
             references_used: 0,
@@ -493,6 +504,8 @@ impl Estimator {
             loss_watch: None,
             draining: false,
             force_delayed: false,
+            revised_now: 0,
+            replaying: false,
             replay_step: None,
             link: None,
             wander: Wander::new(cfg.tuning),
@@ -530,6 +543,7 @@ impl Estimator {
     /// The estimate is later than the one returned before it unless
     /// [`EstimatorConfig::monotonic`] is off (see there).
     pub fn update(&mut self, arrival: Timestamp) -> Result<Estimate, EstimatorError> {
+        self.revised_now = 0;
         let e = self.update_inner(arrival.as_nanos(), None)?;
         Ok(self.output(e))
     }
@@ -543,14 +557,27 @@ impl Estimator {
         arrival: Timestamp,
         index: u64,
     ) -> Result<Estimate, EstimatorError> {
+        self.revised_now = 0;
         let e = self.update_inner(arrival.as_nanos(), Some(index))?;
         Ok(self.output(e))
+    }
+
+    /// `k` numbers of samples already returned were revised by the current
+    /// update (counted once, outside a replay).
+    fn note_revisions(&mut self, k: usize) {
+        if !self.replaying && k > 0 {
+            self.st.revisions = self.st.revisions.saturating_add(k as u64);
+            self.revised_now = self
+                .revised_now
+                .saturating_add(u32::try_from(k).unwrap_or(u32::MAX));
+        }
     }
 
     /// The output stage: the model's estimate `e`, held after the last one
     /// returned if it would go back (see [`EstimatorConfig::monotonic`]).
     #[inline]
     fn output(&mut self, mut e: Estimate) -> Estimate {
+        e.revised = self.revised_now;
         e.stamp = self.out.pass(e.stamp, self.cfg.monotonic);
         self.st.last_estimate = Some(e.stamp);
         e
@@ -752,7 +779,11 @@ impl Estimator {
         // Stages 2 and 5: the estimate on the clock line (or the pulses'
         // line); the output stage (6) follows in `update`.
         let stamp = self.estimate_at(n, q, period);
+        if let Some(w) = self.drain_watch.as_mut() {
+            w.numbers[w.len - 1] = n;
+        }
         self.pending = Some(Pending {
+            sample: n,
             point: Point { n, q, queued },
             alt,
             drained: self.draining,
@@ -764,6 +795,7 @@ impl Estimator {
             stamp,
             sample: n,
             lost_before: lost,
+            revised: 0,
         })
     }
 
@@ -796,6 +828,7 @@ impl Estimator {
         self.fit.keep_last(len as usize + 1);
         // Towards the last number: the numbers go on increasing.
         self.fit.renumber(g, last_n);
+        self.note_revisions(self.fit.len().saturating_sub(1));
         self.wander.clear();
         let artefacts = sum - sum / gcd;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(artefacts);
@@ -868,7 +901,9 @@ impl Estimator {
         self.expected = self.expected.map(|p| p / d as f64);
         let period = self.renumbered_period.map(|p| p / d as f64);
         if let Some(p) = period {
+            let moved = self.fit.points().filter(|pt| pt.n <= pivot).count();
             self.fit.renumber_by_time(p, pivot);
+            self.note_revisions(moved);
             self.wander.clear();
         }
         if !self.matured {
