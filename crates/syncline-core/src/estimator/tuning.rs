@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 /// Most users never change these: the configuration's window, period, loss
 /// threshold, minimum latency and counter width are the stream's facts;
 /// these are the model's.
+///
+/// For readers of the source: where a field's doc names a function
+/// (`Estimator::young_fits`, `LineFit::rebuilt_floor`) or a file, that is
+/// the private code in `syncline-core/src/estimator/` that uses the value.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Tuning {
