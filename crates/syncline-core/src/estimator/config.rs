@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::FitMode;
+use super::{FitMode, Tuning};
 use crate::{TimeDelta, Timestamp};
 
 /// Errors of the estimator: bad configuration, or an input it rejects
@@ -46,8 +46,11 @@ pub enum EstimatorError {
     },
 }
 
-/// Configuration of an [`Estimator`](super::Estimator).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Configuration of an [`Estimator`](super::Estimator): the stream's
+/// facts (window, expected period, minimum latency, counter width), the
+/// user's prior on losses (the loss threshold), the output guarantee
+/// (monotonic) and the model's [`Tuning`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EstimatorConfig {
     /// Base estimation window. The history may grow to `history_factor ×
     /// window` while the data fit one clock line; it is cut after a detected
@@ -100,6 +103,10 @@ pub struct EstimatorConfig {
     /// model's estimates as they are.
     #[serde(default = "default_true")]
     pub monotonic: bool,
+    /// The model's tuning values (default [`Tuning::default`]); see
+    /// [`Tuning`] for what each does and why it has its value.
+    #[serde(default)]
+    pub tuning: Tuning,
 }
 
 /// Serde helper: a flag that defaults to true.
@@ -119,6 +126,7 @@ impl EstimatorConfig {
             history_factor: 8,
             max_samples: 8192,
             monotonic: true,
+            tuning: Tuning::default(),
         }
     }
 
@@ -144,6 +152,12 @@ impl EstimatorConfig {
     /// [`EstimatorConfig::monotonic`]).
     pub fn with_monotonic(mut self, monotonic: bool) -> Self {
         self.monotonic = monotonic;
+        self
+    }
+
+    /// Sets the model's tuning values (see [`Tuning`]).
+    pub fn with_tuning(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
         self
     }
 
@@ -191,15 +205,26 @@ pub struct Estimate {
     /// Estimated acquisition time.
     pub stamp: Timestamp,
     /// The sample number assigned on arrival (0 for the first). Later
-    /// arrivals may revise it in the fit (an ambiguous gap judged a delay
-    /// after all by the next arrival, or a few arrivals on by a backlog
-    /// draining behind it, see `watch_loss` and `watch_drain` in the
-    /// source), so a later sample can repeat a number already returned; a
-    /// gap in the numbers is a count of lost samples, except across a
-    /// restart or where a sensor that halved its rate was renumbered.
+    /// arrivals may revise it (an ambiguous gap judged a delay after all
+    /// by the next arrival, or a few arrivals on by a backlog draining
+    /// behind it); the estimate of the arrival that revises it says so in
+    /// [`Estimate::revised`]. So a later sample can repeat a number already
+    /// returned; a gap in the numbers is a count of lost samples, except
+    /// across a restart or where a sensor that halved its rate was
+    /// renumbered.
     pub sample: i64,
     /// Samples judged lost right before this one when it was estimated.
     pub lost_before: u64,
+    /// How many earlier samples' numbers this arrival revised (0 almost
+    /// always): the sample before it, judged again now that this one
+    /// arrived (a loss that was a delay, or the reverse), or the samples
+    /// since a verdict that this arrival overturned (a backlog drained
+    /// behind a stall), or a run renumbered after the sensor's rate
+    /// changed. Their estimates were returned and stand; only their
+    /// numbers, and the numbering after them, change. Counted in
+    /// [`EstimatorStatus::revisions`].
+    #[serde(default)]
+    pub revised: u32,
 }
 
 /// What happened to a hardware reference.
@@ -241,6 +266,10 @@ pub struct EstimatorStatus {
     /// (see [`EstimatorConfig::monotonic`]).
     #[serde(default)]
     pub held: u64,
+    /// Numbers of samples already returned that later arrivals (or an
+    /// announced loss) revised (see [`Estimate::revised`]).
+    #[serde(default)]
+    pub revisions: u64,
     /// Counter values ignored (repeat, or a jump the arrival times contradict).
     pub index_anomalies: u64,
     /// Hardware references received / used / rejected.

@@ -3,48 +3,86 @@
 
 use super::{Ambiguous, DivisorRun, Estimate, Estimator};
 
-/// Device counter steps in a row sharing a divisor above 1 before it is
-/// taken for the counter's stride (see `Estimator::note_counter_step`).
-const STRIDE_RUN: u32 = 16;
+/// Stage 1's device counter state: the last value and the sample it
+/// numbered, the largest value seen (the wrap width when inferred), and
+/// the stride learned from the counter's steps.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Counter {
+    /// The last counter value.
+    pub last: Option<u64>,
+    /// The number of the sample that carried `last`.
+    pub last_n: Option<i64>,
+    /// The largest value seen.
+    pub max: u64,
+    /// The counter's step per sample: 1, or the stride learned from its
+    /// steps (a counter of bytes, or one shared by two channels, counts by
+    /// 2; see `Estimator::note_counter_step`).
+    pub stride: u64,
+    /// Counter steps in a row sharing a divisor above 1.
+    pub stride_run: DivisorRun,
+    /// Counter steps in a row that were not multiples of the stride.
+    pub stride_misses: u32,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter {
+            last: None,
+            last_n: None,
+            max: 0,
+            stride: 1,
+            stride_run: DivisorRun::default(),
+            stride_misses: 0,
+        }
+    }
+}
+
+impl Counter {
+    /// The state of a new estimator (no counter seen).
+    #[cfg(test)]
+    pub fn reset(&mut self) {
+        *self = Counter::default();
+    }
+}
 
 impl Estimator {
     /// Counter difference to the previous index (mod 2^bits); records the index.
     pub(super) fn index_delta(&mut self, index: u64) -> Option<i64> {
         if self.cfg.counter_bits.is_none() {
-            self.max_index |= index;
+            self.counter.max |= index;
         }
         let mask = self.counter_mask(index);
         let index = index & mask;
-        let prev = self.last_index.replace(index)?;
+        let prev = self.counter.last.replace(index)?;
         let raw = index.wrapping_sub(prev) & mask;
         let mut d = match self.in_samples(raw) {
             Some(d) => d,
             None => self.stride_missed(raw)?,
         };
-        if self.counter_stride != 1 {
-            self.stride_misses = 0;
+        if self.counter.stride != 1 {
+            self.counter.stride_misses = 0;
         }
-        if d != 1 || self.stride_run.len != 0 {
+        if d != 1 || self.counter.stride_run.len != 0 {
             d = self.note_counter_step(d);
         }
         i64::try_from(d).ok().filter(|d| (1..(1 << 40)).contains(d))
     }
 
     /// A counter step that is not a multiple of the learned stride (an
-    /// anomaly). After [`STRIDE_RUN`] in a row the stride is forgotten (it
+    /// anomaly). After `Tuning::stride_run` in a row the stride is forgotten (it
     /// was a pattern of losses) and this step counts as it is.
     #[cold]
     fn stride_missed(&mut self, raw: u64) -> Option<u64> {
-        self.stride_misses += 1;
-        if self.stride_misses < STRIDE_RUN {
+        self.counter.stride_misses += 1;
+        if self.counter.stride_misses < self.cfg.tuning.stride_run {
             return None;
         }
-        self.counter_stride = 1;
-        (self.stride_misses, self.stride_run) = (0, DivisorRun::default());
+        self.counter.stride = 1;
+        (self.counter.stride_misses, self.counter.stride_run) = (0, DivisorRun::default());
         Some(raw)
     }
 
-    /// Learns the counter's stride: after [`STRIDE_RUN`] steps in a row
+    /// Learns the counter's stride: after `Tuning::stride_run` steps in a row
     /// that share a divisor `s ≥ 2` (a counter of bytes, or one shared by
     /// two channels; a counter that counts by one and loses half its
     /// samples in such a pattern is far less likely), its steps are
@@ -56,12 +94,12 @@ impl Estimator {
             // A repeated value: an anomaly, not a step.
             return d;
         }
-        self.stride_run.push(d);
-        if self.stride_run.len < STRIDE_RUN {
+        self.counter.stride_run.push(d);
+        if self.counter.stride_run.len < self.cfg.tuning.stride_run {
             return d;
         }
-        let s = std::mem::take(&mut self.stride_run).gcd;
-        self.counter_stride = self.counter_stride.saturating_mul(s);
+        let s = std::mem::take(&mut self.counter.stride_run).gcd;
+        self.counter.stride = self.counter.stride.saturating_mul(s);
         d / s
     }
 
@@ -69,7 +107,7 @@ impl Estimator {
     /// `None` if not a multiple of it.
     #[inline]
     fn in_samples(&self, d: u64) -> Option<u64> {
-        match self.counter_stride {
+        match self.counter.stride {
             1 => Some(d),
             s => d.is_multiple_of(s).then_some(d / s),
         }
@@ -108,7 +146,7 @@ impl Estimator {
     /// numbering, where the gap alone would count the stall as lost
     /// samples.
     pub(super) fn counter_periods(&self, index: u64, by_gap: i64) -> Option<(i64, bool)> {
-        let (last, last_n) = (self.last_index?, self.last_index_n?);
+        let (last, last_n) = (self.counter.last?, self.counter.last_n?);
         let mask = self.counter_mask(index);
         let d = i64::try_from(self.in_samples(index.wrapping_sub(last) & mask)?).ok()?;
         let since = self.last_n.map_or(0, |n| n.saturating_sub(last_n));
@@ -137,7 +175,7 @@ impl Estimator {
             Some(bits) if bits < 64 => (1u64 << bits) - 1,
             Some(_) => u64::MAX,
             None => u64::MAX
-                .checked_shr((self.max_index | index).leading_zeros())
+                .checked_shr((self.counter.max | index).leading_zeros())
                 .unwrap_or(0),
         }
     }
@@ -148,9 +186,9 @@ impl Estimator {
     /// the output stage returns it 1 ns after that one) and leaves the numbering and the fits alone; numbered as a new
     /// sample, it would put every later sample one period late.
     pub(super) fn duplicate(&mut self, q: i64, index: Option<u64>) -> Option<Estimate> {
-        let (i, n, last) = (index?, self.last_index_n?, self.last_arrival?);
+        let (i, n, last) = (index?, self.counter.last_n?, self.last_arrival?);
         // The period only for a repeated counter value (rare).
-        if self.last_index != Some(i & self.counter_mask(i)) {
+        if self.counter.last != Some(i & self.counter_mask(i)) {
             return None;
         }
         let p = self.period_f()?;
@@ -164,6 +202,32 @@ impl Estimator {
             stamp,
             sample: n,
             lost_before: 0,
+            revised: 0,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Estimator, EstimatorConfig};
+    use crate::{TimeDelta, Timestamp};
+
+    #[test]
+    fn the_counter_stage_learns_a_stride_and_resets() {
+        let cfg =
+            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_millis(10));
+        let mut e = Estimator::new(cfg).unwrap();
+        let t0 = 1_700_000_000_000_000_000i64;
+        // A counter of stride 2 (two channels sharing it), no loss.
+        for k in 0..64i64 {
+            let q = Timestamp::from_nanos(t0 + k * 10_000_000 + 1_000_000);
+            e.update_with_index(q, (2 * k) as u64).unwrap();
+        }
+        assert_eq!(e.counter.stride, 2);
+        assert_eq!(e.counter.last, Some(126));
+        assert_eq!(e.status().losses_from_index, 0);
+        e.counter.reset();
+        assert_eq!(e.counter.stride, 1);
+        assert_eq!(e.counter.last, None);
     }
 }

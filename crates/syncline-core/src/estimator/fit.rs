@@ -10,7 +10,7 @@
 //!   estimator for symmetric noise;
 //! * on a quantised (coarse) arrival clock, the maximum-likelihood line of
 //!   `quant.rs`, refitted over the history (O(N)) at every point, or
-//!   every `N / REFIT_POINTS` points on a long history.
+//!   every `N / `Tuning::quant_refit_points`` points on a long history.
 //!
 //! Points are only appended between rebuilds; every `rebuild_every` points
 //! (about half the history) the history is trimmed, re-anchored and
@@ -21,6 +21,7 @@
 use std::collections::VecDeque;
 
 use super::quant::QuantFit;
+use super::tuning::Tuning;
 
 /// A point of the history: sample number, time (ns), and whether it arrived
 /// queued right behind its predecessor (a burst).
@@ -96,28 +97,6 @@ pub enum FitMode {
     /// exponential delays (see `quant.rs`).
     Quantised,
 }
-
-/// Hull ↔ least-squares decision: the ratio of the mean residual above the
-/// floor to its standard deviation is about 1 for exponential delays (the
-/// floor is sharp), about 2 for uniform/quantised and about 3 for Gaussian
-/// jitter. Hysteresis keeps the mode stable.
-const LS_ENTER_RATIO: f64 = 1.6;
-const LS_LEAVE_RATIO: f64 = 1.3;
-/// Residuals whose mean is below this many standard deviations look
-/// exponential (about 1): the runs above the floor that signal a change
-/// are then judged at lower levels too (see [`LineFit::exponential_like`]).
-const EXPONENTIAL_RATIO: f64 = 1.3;
-/// Residual standard deviations above the mean residual that the jitter
-/// reaches: the limit for a point to enter the least-squares sums, and how
-/// far an estimate may lie after its arrival (`Estimator::late_margin`).
-pub(crate) const LS_LIMIT_SD: f64 = 5.0;
-/// The ratio from which a fit of reference pulses enters least squares
-/// (see [`LineFit::for_pulses`]).
-const PULSE_LS_ENTER_RATIO: f64 = 2.2;
-/// History points from which [`LineFit::rebuilt_floor`] is kept.
-const FROZEN_MIN_POINTS: usize = 256;
-/// Points needed before the residual statistics are trusted.
-pub(crate) const MIN_STATS_POINTS: usize = 24;
 
 /// The most points [`LineFit::young_summary`] and
 /// [`LineFit::low_level`] look at (the newest).
@@ -238,6 +217,8 @@ pub(crate) struct LineFit {
     /// The mean to standard deviation ratio above which the fit enters
     /// least squares once its first choice is made (`chosen`).
     ls_enter: f64,
+    /// The tuning values (see [`Tuning`]).
+    t: Tuning,
     chosen: bool,
     floor: Option<Line>,
     /// The floor as the last rebuild left it (see [`LineFit::rebuilt_floor`]).
@@ -251,9 +232,10 @@ pub(crate) struct LineFit {
 
 impl LineFit {
     /// An empty fit that holds at most `cap` points (at least 8).
-    pub fn new(cap: usize) -> Self {
+    pub fn new(cap: usize, t: Tuning) -> Self {
         let cap = cap.max(8);
         LineFit {
+            t,
             pts: VecDeque::with_capacity(cap),
             cap,
             anchor_n: 0,
@@ -273,11 +255,11 @@ impl LineFit {
             inconsistent: false,
             quantised_tick: None,
             prior_period: None,
-            quant: QuantFit::new(),
+            quant: QuantFit::new(t),
             out_offset: 0.0,
             relevel_pending: false,
             mode: FitMode::Hull,
-            ls_enter: LS_ENTER_RATIO,
+            ls_enter: t.ls_enter_ratio,
             chosen: false,
             floor: None,
             rebuilt_floor: None,
@@ -456,7 +438,7 @@ impl LineFit {
     }
 
     /// The floor as the last rebuild left it, when the history then held at
-    /// least `FROZEN_MIN_POINTS` points with exponential-like residuals
+    /// least `Tuning::frozen_min_points` points with exponential-like residuals
     /// (a younger floor's slope is too rough to extend). Points appended
     /// since bend the live floor: a point below it becomes a hull vertex,
     /// so a shorter period pulls the floor down along with it and no later
@@ -590,10 +572,10 @@ impl LineFit {
     /// points on). Uniform jitter, whose ratio is about 1.7 against the
     /// threshold of 1.6, crossed over at whichever rebuild its estimate
     /// first exceeded it, a step of half its spread tens of seconds in.
-    pub fn for_pulses(cap: usize) -> Self {
+    pub fn for_pulses(cap: usize, t: Tuning) -> Self {
         LineFit {
-            ls_enter: PULSE_LS_ENTER_RATIO,
-            ..LineFit::new(cap)
+            ls_enter: t.pulse_ls_enter_ratio,
+            ..LineFit::new(cap, t)
         }
     }
 
@@ -700,11 +682,11 @@ impl LineFit {
         }
     }
 
-    /// The jitter's reach above the floor: [`LS_LIMIT_SD`] residual
+    /// The jitter's reach above the floor: `Tuning::ls_limit_sd` residual
     /// standard deviations above the mean residual, from the last rebuild's
     /// statistics (valid or not).
     pub fn jitter_reach(&self) -> f64 {
-        self.mean_r + LS_LIMIT_SD * self.std_r
+        self.mean_r + self.t.ls_limit_sd * self.std_r
     }
 
     /// The highest residual above the floor a point may have to enter the
@@ -883,7 +865,7 @@ impl LineFit {
         // more below the rest and tilt the floor (a bridge from them to the
         // newest points) and the least-squares line for as long as they
         // stay in the history.
-        if self.pts.len() >= 3 * MIN_STATS_POINTS && near < self.pts.len() / 3 {
+        if self.pts.len() >= 3 * self.t.min_stats_points && near < self.pts.len() / 3 {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);
@@ -910,15 +892,15 @@ impl LineFit {
         }
         self.exponential = self.mode == FitMode::Hull
             && self.stats_valid
-            && self.mean_r < EXPONENTIAL_RATIO * self.std_r;
+            && self.mean_r < self.t.exponential_ratio * self.std_r;
         self.rebuilt_floor = self
             .floor
-            .filter(|_| self.exponential && self.pts.len() >= FROZEN_MIN_POINTS);
+            .filter(|_| self.exponential && self.pts.len() >= self.t.frozen_min_points);
     }
 
     /// Residual statistics above the floor from `k` residuals.
     fn set_stats(&mut self, k: usize, sum: f64, ss: f64) {
-        if k < MIN_STATS_POINTS {
+        if k < self.t.min_stats_points {
             self.stats_valid = false;
             return;
         }
@@ -946,7 +928,7 @@ impl LineFit {
         let enter = if self.chosen {
             self.ls_enter
         } else {
-            LS_ENTER_RATIO
+            self.t.ls_enter_ratio
         };
         let ratio = if self.std_r > 0.0 {
             self.mean_r / self.std_r
@@ -955,7 +937,7 @@ impl LineFit {
         };
         match self.mode {
             FitMode::Hull if ratio > enter => FitMode::LeastSquares,
-            FitMode::LeastSquares if ratio < LS_LEAVE_RATIO => FitMode::Hull,
+            FitMode::LeastSquares if ratio < self.t.ls_leave_ratio => FitMode::Hull,
             // The arrival clock no longer looks coarse (an arrival off its
             // grid, or a period that became a whole number of ticks): the
             // mode its jitter asks for, as a fresh fit would choose.
@@ -1120,7 +1102,7 @@ mod tests {
 
     #[test]
     fn floor_of_a_perfect_line_is_exact() {
-        let mut f = LineFit::new(64);
+        let mut f = LineFit::new(64, Tuning::default());
         for n in 0..200 {
             assert!(f.push(pt(n, 1_000_000_000 + n * 10_000_000), i64::MAX));
         }
@@ -1131,7 +1113,7 @@ mod tests {
 
     #[test]
     fn floor_ignores_points_above_it() {
-        let mut f = LineFit::new(256);
+        let mut f = LineFit::new(256, Tuning::default());
         for n in 0..100 {
             let bump = if n % 7 == 3 { 5_000_000 } else { 0 };
             f.push(pt(n, n * 10_000_000 + bump), i64::MAX);
@@ -1141,7 +1123,7 @@ mod tests {
 
     #[test]
     fn rejects_non_increasing_numbers() {
-        let mut f = LineFit::new(16);
+        let mut f = LineFit::new(16, Tuning::default());
         assert!(f.push(pt(3, 0), i64::MAX));
         assert!(!f.push(pt(3, 10), i64::MAX));
         assert!(!f.push(pt(2, 10), i64::MAX));
@@ -1154,7 +1136,7 @@ mod tests {
     #[test]
     fn shift_newest_renumbers_the_newest_points() {
         let p = 10_000_000;
-        let mut f = LineFit::new(256);
+        let mut f = LineFit::new(256, Tuning::default());
         for n in 0..100 {
             f.push(pt(n, n * p), i64::MAX);
         }
@@ -1190,7 +1172,7 @@ mod tests {
             steps in proptest::collection::vec((1i64..4, 0i64..3_000_000, 0u8..40), 1..600),
             cap in 8usize..200,
         ) {
-            let mut f = LineFit::new(cap);
+            let mut f = LineFit::new(cap, Tuning::default());
             let (mut n, mut q) = (0i64, 1_000_000_000i64);
             for (dn, jitter, op) in steps {
                 // op 1: a number jump beyond the anchor's range (re-anchors).
@@ -1220,7 +1202,7 @@ mod tests {
             keep in 0usize..45,
             turn in 0usize..64,
         ) {
-            let mut f = LineFit::new(64);
+            let mut f = LineFit::new(64, Tuning::default());
             // Start the ring buffer at `turn`, so that it wraps.
             f.pts.extend((0..turn as i64).map(|n| pt(n, 0)));
             f.pts.drain(..);
@@ -1246,7 +1228,7 @@ mod tests {
     /// latency no arrival shows, for as long as the mode lasts.
     #[test]
     fn entering_the_hull_mode_puts_the_output_on_the_floor() {
-        let mut f = LineFit::new(512);
+        let mut f = LineFit::new(512, Tuning::default());
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         for n in 0..300 {
             x ^= x << 13;
@@ -1285,7 +1267,7 @@ mod tests {
 
     #[test]
     fn history_span_is_bounded() {
-        let mut f = LineFit::new(10_000);
+        let mut f = LineFit::new(10_000, Tuning::default());
         for n in 0..5_000 {
             f.push(pt(n, n * 1_000_000), 1_000_000_000);
         }

@@ -4,22 +4,53 @@
 
 use super::fit::{Line, Point};
 use super::{
-    Ambiguous, BELOW_FACTOR, DRAIN_FALL, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator,
-    EstimatorError, LinkDrain, LossWatch, PAUSE_WATCH, Pending, STALL_SPREAD,
+    Ambiguous, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator, EstimatorError, LinkDrain,
+    LossWatch, Pending,
 };
 
-/// How much sooner than a period after a pending sample, in standard
-/// deviations of the residuals, the next one may come for a pause.
-const PAUSE_EARLY: f64 = 3.0;
-/// How far, in standard deviations of the difference of two residuals,
-/// the arrivals after a pause verdict must fall behind one period each
-/// before they are taken for a backlog drained faster than the sensor.
-const DRAIN_CONFIRM: f64 = 4.0;
-/// Arrivals watched after a loss verdict for a backlog drained by a slow
-/// link (see `Estimator::watch_loss`).
-const LOSS_WATCH: u32 = 32;
-/// Evidence is halved when it exceeds this, so it follows changes.
-const EVIDENCE_CAP: f64 = 64.0;
+/// Stage 1's evidence of losses against delays: the gaps the next
+/// arrivals confirmed as losses and as delays (stalls), and the driver's
+/// record of right and false announcements. All are pseudo-counts, halved
+/// together past `Tuning::evidence_cap` so that they follow a stream that
+/// changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct LossEvidence {
+    /// Gaps confirmed as losses.
+    pub loss: f64,
+    /// Gaps confirmed as delays.
+    pub stall: f64,
+    /// Samples lost in the gaps counted in `loss` (scaled alike).
+    pub lost: f64,
+    /// Announced losses that showed up as gaps (scaled like the evidence).
+    pub ann_used: f64,
+    /// Announced losses that did not: how far the driver's word is trusted.
+    pub ann_false: f64,
+}
+
+impl LossEvidence {
+    /// No evidence, as in a new estimator.
+    #[cfg(test)]
+    pub fn reset(&mut self) {
+        *self = LossEvidence::default();
+    }
+
+    /// Halves the gap evidence once it exceeds `cap`.
+    pub fn cap(&mut self, cap: f64) {
+        if self.loss + self.stall > cap {
+            self.loss *= 0.5;
+            self.lost *= 0.5;
+            self.stall *= 0.5;
+        }
+    }
+
+    /// Halves the announcement record once it exceeds `cap`.
+    pub fn cap_announcements(&mut self, cap: f64) {
+        if self.ann_used + self.ann_false > cap {
+            self.ann_used *= 0.5;
+            self.ann_false *= 0.5;
+        }
+    }
+}
 
 /// What the sample after an ambiguous gap says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,9 +91,12 @@ impl Estimator {
                 return;
             }
             self.last_n = Some(alt.lost);
+            // A number already returned, revised by the announcement.
+            self.st.revisions = self.st.revisions.saturating_add(1);
         }
         self.use_announcements(m);
         self.pending = Some(Pending {
+            sample: alt.lost,
             point: Point {
                 n: alt.lost,
                 ..pd.point
@@ -84,10 +118,11 @@ impl Estimator {
         if !self.fit.stats_valid() {
             return true;
         }
-        let record = (self.ann_used + 1.0) / (self.ann_false + 1.0);
-        let rate = (self.ev_stall + 1.0) / (self.fit.len() as f64 + 2.0);
-        let density =
-            |r: f64| (1.0 - rate) * self.on_time_density(r, p) + rate / (STALL_SPREAD * p);
+        let record = (self.evidence.ann_used + 1.0) / (self.evidence.ann_false + 1.0);
+        let rate = (self.evidence.stall + 1.0) / (self.fit.len() as f64 + 2.0);
+        let density = |r: f64| {
+            (1.0 - rate) * self.on_time_density(r, p) + rate / (self.cfg.tuning.stall_spread * p)
+        };
         record * density(r_lost) >= density(r_delayed)
     }
 
@@ -97,23 +132,17 @@ impl Estimator {
     pub(super) fn use_announcements(&mut self, m: u64) {
         self.announced -= m.min(self.announced);
         self.announce_age = 0;
-        self.ann_used += m as f64;
+        self.evidence.ann_used += m as f64;
         self.cap_announcements();
     }
 
     pub(super) fn cap_evidence(&mut self) {
-        if self.ev_loss + self.ev_stall > EVIDENCE_CAP {
-            self.ev_loss *= 0.5;
-            self.ev_lost *= 0.5;
-            self.ev_stall *= 0.5;
-        }
+        self.evidence.cap(self.cfg.tuning.evidence_cap);
     }
 
     pub(super) fn cap_announcements(&mut self) {
-        if self.ann_used + self.ann_false > EVIDENCE_CAP {
-            self.ann_used *= 0.5;
-            self.ann_false *= 0.5;
-        }
+        self.evidence
+            .cap_announcements(self.cfg.tuning.evidence_cap);
     }
 
     /// Numbers the pending sample (resolving an ambiguous gap with the
@@ -164,34 +193,36 @@ impl Estimator {
             }
             if verdict == Verdict::Restarted {
                 self.restart(0);
-                if self.last_index_n == Some(pd.point.n) {
-                    self.last_index_n = Some(nl);
+                if self.counter.last_n == Some(pd.point.n) {
+                    self.counter.last_n = Some(nl);
                 }
                 pd.point.n = nl;
                 self.commit(pd.point);
                 self.last_n = Some(nl);
+                self.note_revisions(usize::from(nl != pd.sample));
                 return;
             }
             let numbers = match verdict {
                 Verdict::Lost if alt.wraps => {
                     self.st.losses_from_index += (nl - nd) as u64;
-                    if self.last_index_n == Some(nd) {
-                        self.last_index_n = Some(nl);
+                    if self.counter.last_n == Some(nd) {
+                        self.counter.last_n = Some(nl);
                     }
                     (nl, nl)
                 }
                 Verdict::Lost => {
-                    self.ev_loss += 1.0;
-                    self.ev_lost += (nl - nd) as f64;
+                    self.evidence.loss += 1.0;
+                    self.evidence.lost += (nl - nd) as f64;
                     self.st.losses_detected += (nl - nd) as u64;
                     // Sooner than a period after it, the next sample may
                     // be queued behind the judged one on a slow link; later,
                     // it may have stalled on its own.
-                    if self.last_index.is_none() && self.announced == 0 && self.st.references == 0 {
+                    if self.counter.last.is_none() && self.announced == 0 && self.st.references == 0
+                    {
                         self.loss_watch = Some(LossWatch {
                             lost: nl,
                             m: nl - nd,
-                            left: LOSS_WATCH,
+                            left: self.cfg.tuning.loss_watch,
                             strong: gap >= p,
                             by: q,
                         });
@@ -200,11 +231,11 @@ impl Estimator {
                 }
                 Verdict::Paused => {
                     self.st.losses_detected += (nl - nd) as u64;
-                    self.pause_watch = PAUSE_WATCH;
+                    self.changes.watch_pause(self.cfg.tuning.pause_watch);
                     (nl, nl)
                 }
                 Verdict::Delayed => {
-                    self.ev_stall += 1.0;
+                    self.evidence.stall += 1.0;
                     self.st.delays_detected += 1;
                     (nd, nd)
                 }
@@ -223,6 +254,7 @@ impl Estimator {
         } else {
             (pd.point.n, pd.point.n)
         };
+        self.note_revisions(usize::from(chain_n != pd.sample));
         pd.point.n = fit_n;
         if pd.drained {
             // Late by the backlog, it says nothing of the line (and a long
@@ -244,7 +276,7 @@ impl Estimator {
     fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64) {
         if self.drain_watch.is_some()
             || self.draining
-            || self.last_index.is_some()
+            || self.counter.last.is_some()
             || self.announced > 0
             || self.st.references > 0
         {
@@ -258,16 +290,19 @@ impl Estimator {
             before,
             first: pd.point.q,
             period: p,
-            // At least DRAIN_FALL of a period: a jitter-free pause (its
+            // At least `Tuning::drain_fall` of a period: a jitter-free pause (its
             // gaps a fitted period give or take a few ns) is no drain.
-            confirm: (DRAIN_CONFIRM * std::f64::consts::SQRT_2 * self.fit.std_r.min(0.5 * p))
-                .max(DRAIN_FALL * p),
+            confirm: (self.cfg.tuning.drain_confirm
+                * std::f64::consts::SQRT_2
+                * self.fit.std_r.min(0.5 * p))
+            .max(self.cfg.tuning.drain_fall * p),
             arrivals,
             len: 1,
             link: Some(q.saturating_sub(pd.point.q) as f64)
                 .filter(|&gap| gap < p)
                 .map(LinkDrain::start),
             steps: [1; DRAIN_WATCH],
+            numbers: [i64::MIN; DRAIN_WATCH],
         }));
     }
 
@@ -279,9 +314,9 @@ impl Estimator {
     /// fall further and further behind one period per sample. One gap
     /// cannot tell them apart when the link gains less on the sensor than
     /// the jitter spreads; the sum of the gaps can. Once the arrivals since
-    /// the judged sample fall behind by [`DRAIN_CONFIRM`] standard
+    /// the judged sample fall behind by `Tuning::drain_confirm` standard
     /// deviations of the difference of two residuals, and by at least
-    /// [`DRAIN_FALL`] of a period, the verdict is overturned: the
+    /// `Tuning::drain_fall` of a period, the verdict is overturned: the
     /// estimator is put back as it was, the judged sample taken for
     /// delayed, and the arrivals since are numbered again as a draining
     /// backlog (queued while they come within a period and are still
@@ -310,7 +345,7 @@ impl Estimator {
             (Some(g), _) if g < w.period => Some(1.0),
             // A whole number (two or more) of a link's intervals: samples
             // lost after their turn on the link.
-            (Some(g), Some(l)) => l.intervals(g),
+            (Some(g), Some(l)) => l.intervals(g, &self.cfg.tuning),
             _ => None,
         };
         let (Some(k), Some(g)) = (k, gap) else {
@@ -339,28 +374,44 @@ impl Estimator {
             arrivals,
             len,
             steps,
+            numbers,
             ..
         } = *self.drain_watch.take()?;
-        // The model goes back; the estimates returned since stand.
-        let out = self.out;
+        // The model goes back; the estimates returned since stand, and so
+        // do the revisions counted.
+        let (out, revisions, revised_now) = (self.out, self.st.revisions, self.revised_now);
         *self = before;
-        self.out = out;
+        (self.out, self.st.revisions, self.revised_now) = (out, revisions, revised_now);
+        // The judged sample becomes the delayed one; the arrivals since are
+        // numbered again, and each whose number moves is a revision.
+        let mut moved = self
+            .pending
+            .and_then(|pd| pd.alt.map(|alt| alt.delayed != pd.sample))
+            .map_or(0, usize::from);
+        let replaying = std::mem::replace(&mut self.replaying, true);
         self.fit.restore_capacity();
         self.refs.restore_capacity();
         self.force_delayed = true;
         self.draining = true;
         // The copy was taken within the judging arrival's update.
-        let _ =
+        let renumbered = |e: Result<Estimate, EstimatorError>, old: i64| {
+            usize::from(e.is_ok_and(|e| old != i64::MIN && e.sample != old))
+        };
+        let e0 =
             self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
+        moved += renumbered(e0, numbers[0]);
         // The samples lost in the backlog are counted as the watch counted
         // them, from its first gap on (the link tracker needs a few gaps).
         for i in 1..len - 1 {
             self.replay_step = Some(steps[i]);
-            let _ = self.update_inner(arrivals[i], None);
+            let e = self.update_inner(arrivals[i], None);
+            moved += renumbered(e, numbers[i]);
         }
         self.replay_step = Some(steps[len - 1]);
         let e = self.update_inner(q, None);
         self.replay_step = None;
+        self.replaying = replaying;
+        self.note_revisions(moved);
         Some(e)
     }
 
@@ -373,12 +424,12 @@ impl Estimator {
     /// it, before the floor, where no sample on time comes. Once an arrival
     /// (every gap since shorter than a period) is before the floor for its
     /// number by more than [`Self::before_floor`] allows (and by at least
-    /// [`DRAIN_FALL`] of a period, for a stream without jitter), the
+    /// `Tuning::drain_fall` of a period, for a stream without jitter), the
     /// verdict is overturned: the points numbered since are numbered back by the
     /// samples taken for lost, the loss is withdrawn and counted as a
     /// delay, and the backlog drains as queued. The estimates already
     /// returned stand. A gap of a period or more, a counter or
-    /// [`LOSS_WATCH`] arrivals end the watch: the verdict stands.
+    /// `Tuning::loss_watch` arrivals end the watch: the verdict stands.
     ///
     /// A verdict given by a sample a period or more after the judged one
     /// (which may have stalled on its own, just over a period like the
@@ -403,7 +454,7 @@ impl Estimator {
         let before = if w.strong {
             0.5 * p
         } else {
-            self.before_floor(p).max(DRAIN_FALL * p)
+            self.before_floor(p).max(self.cfg.tuning.drain_fall * p)
         };
         if !r.is_some_and(|r| r < -before) {
             self.loss_watch = Some(LossWatch {
@@ -412,9 +463,11 @@ impl Estimator {
             });
             return;
         }
+        let moved = self.fit.points().filter(|pt| pt.n >= w.lost).count();
         if !self.fit.shift_newest(w.lost, -w.m) {
             return;
         }
+        self.note_revisions(moved);
         self.wander.clear();
         self.last_n = Some(prev.saturating_sub(w.m));
         if self.committed_n >= w.lost {
@@ -442,9 +495,9 @@ impl Estimator {
         }
         let m = w.m as f64;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(w.m as u64);
-        self.ev_loss = (self.ev_loss - 1.0).max(0.0);
-        self.ev_lost = (self.ev_lost - m).max(self.ev_loss);
-        self.ev_stall += 1.0;
+        self.evidence.loss = (self.evidence.loss - 1.0).max(0.0);
+        self.evidence.lost = (self.evidence.lost - m).max(self.evidence.loss);
+        self.evidence.stall += 1.0;
         self.st.delays_detected += 1;
         self.forget_change_runs();
         self.step_run = DivisorRun::default();
@@ -452,7 +505,7 @@ impl Estimator {
     }
 
     /// How far before the floor a sample on time may come: the smaller of
-    /// the residuals' standard deviation and `BELOW_FACTOR` × their mean
+    /// the residuals' standard deviation and `Tuning::below_factor` × their mean
     /// (what the change detector reads as below the floor), at most half a
     /// period. Under exponential delays the floor is sharp and a sample
     /// half a mean before it is misnumbered; under symmetric jitter the
@@ -460,7 +513,7 @@ impl Estimator {
     fn before_floor(&self, p: f64) -> f64 {
         self.fit
             .std_r
-            .min(BELOW_FACTOR * self.fit.mean_r)
+            .min(self.cfg.tuning.below_factor * self.fit.mean_r)
             .min(0.5 * p)
     }
 
@@ -486,7 +539,7 @@ impl Estimator {
     ///   its rate loses every other sample): the same weighing, else
     ///   undecided (it may be stalled itself, after either reading);
     /// * a period after the pending sample and as late on the delayed
-    ///   reading, beyond the [`STALL_SPREAD`] periods a stall is modelled
+    ///   reading, beyond the `Tuning::stall_spread` periods a stall is modelled
     ///   over: that reading needs the same long stall twice (a stall
     ///   queues the next sample right behind), so the device paused. On
     ///   the old clock line the samples of the pause were lost (not
@@ -499,8 +552,8 @@ impl Estimator {
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
         let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
         let std = self.fit.std_r.min(0.5 * p);
-        let paused = r + (alt.lost - alt.delayed) as f64 * p > STALL_SPREAD * p
-            && (-PAUSE_EARLY * std..=spread).contains(&(gap - p));
+        let paused = r + (alt.lost - alt.delayed) as f64 * p > self.cfg.tuning.stall_spread * p
+            && (-self.cfg.tuning.pause_early * std..=spread).contains(&(gap - p));
         let early = self.before_floor(p);
         let k = if r > spread { (r / p).round() } else { 0.0 };
         let rk = r - k * p;
@@ -540,18 +593,18 @@ impl Estimator {
     fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
         let m = (alt.lost - alt.delayed) as f64;
         // Laplace's rule for "a lost sample is followed by another loss".
-        let again = (self.ev_lost - self.ev_loss + 1.0) / (self.ev_lost + 2.0);
+        let again = (self.evidence.lost - self.evidence.loss + 1.0) / (self.evidence.lost + 2.0);
         let held = self.fit.len() as f64 + 2.0;
         let mut run = again.powf(m - 1.0);
         if further > 0.0 {
             // A new run of losses starts (at the rate of runs seen), then
             // goes on.
-            run *= (self.ev_loss + 1.0) / held * again.powf(further - 1.0);
+            run *= (self.evidence.loss + 1.0) / held * again.powf(further - 1.0);
         }
         let on_time = self.on_time_density(r, p);
         // A stall of the next sample: its rate among the samples held, its
         // delay spread like the pending one's.
-        let stalled = (self.ev_stall + 1.0) / held / (STALL_SPREAD * p);
+        let stalled = (self.evidence.stall + 1.0) / held / (self.cfg.tuning.stall_spread * p);
         alt.odds * run * on_time >= stalled
     }
 
@@ -560,5 +613,32 @@ impl Estimator {
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
         let mu = self.fit.mean_r.max(p * 1e-4);
         (-r.max(0.0) / mu).exp() / mu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LossEvidence;
+
+    #[test]
+    fn evidence_is_halved_past_the_cap_and_reset_clears_it() {
+        let mut e = LossEvidence {
+            loss: 40.0,
+            stall: 30.0,
+            lost: 50.0,
+            ann_used: 60.0,
+            ann_false: 10.0,
+        };
+        e.cap(64.0);
+        assert_eq!((e.loss, e.stall, e.lost), (20.0, 15.0, 25.0));
+        // Under the cap, nothing moves.
+        e.cap(64.0);
+        assert_eq!((e.loss, e.stall, e.lost), (20.0, 15.0, 25.0));
+        // The announcement record has its own cap.
+        assert_eq!((e.ann_used, e.ann_false), (60.0, 10.0));
+        e.cap_announcements(64.0);
+        assert_eq!((e.ann_used, e.ann_false), (30.0, 5.0));
+        e.reset();
+        assert_eq!(e, LossEvidence::default());
     }
 }

@@ -8,22 +8,59 @@
 //! ([`Estimator::update_reference`]); every update returns the estimate for
 //! that sample at once.
 //!
-//! Method (see `docs/stamp.md`): each sample gets a sample number `n`
-//! (inferred from the arrival times, the counter or announced losses; a
-//! loss is told from a delay by the evidence of earlier, resolved cases and
-//! confirmed by the next sample). The arrival times are fitted against `n`
-//! with the lower convex hull (one-way LP line: exact for one-sided delays,
-//! stalls and bursts), with least squares when the residuals show
-//! symmetric noise, or by maximum likelihood on the tick intervals when the
-//! arrival clock is quantised. The history grows while the data fit one
-//! line and is cut after a detected change (period step, clock step).
+//! # The model, in stages
 //!
-//! An estimate is the sample's place on the line of least delay (the
-//! floor of the arrivals; on a quantised clock, the likelihood line), less
-//! the configured minimum latency: a latency every sample shares cannot be
-//! seen in arrival times and stays in the estimates (under symmetric
-//! jitter, the floor's level as of the switch into least squares or the
-//! last detected change).
+//! A periodic sensor acquires sample `n` at `t0 + n·P` on its own clock;
+//! the host sees it arrive at that time plus a delay that is at least the
+//! minimum latency and otherwise only ever positive (one-sided: the
+//! transport, a driver's queue, a stall). [`Estimator::update`] runs the
+//! stages below in that order for every arrival; each owns its state and
+//! each decision has one place.
+//!
+//! 1. **Numbering** (`Estimator::infer_number` in this file, `loss.rs`,
+//!    `counter.rs`): which sample number the arrival is. The device
+//!    counter decides when there is one (its state: `counter::Counter`);
+//!    else an announced loss ([`Estimator::update_loss`]); else inference
+//!    from the arrival against the clock line: a sample late by whole
+//!    periods is either the first after lost samples or a delayed one.
+//!    **A loss is decided in one place**: on arrival by the odds in
+//!    `Estimator::infer_number` (the evidence of earlier resolved gaps,
+//!    `loss::LossEvidence`, against the loss threshold), then confirmed or
+//!    revised by the next arrival in `Estimator::resolve_and_commit` and
+//!    `Estimator::next_verdict` (`loss.rs`). Two watches let later arrivals
+//!    overturn a verdict when a backlog drains behind it
+//!    (`Estimator::watch_loss`, `Estimator::watch_drain`).
+//! 2. **The clock line** (`fit.rs`): period and offset fitted on the
+//!    numbered arrivals for the one-sided delay law: the lower convex hull
+//!    (the one-way LP line, exact for one-sided delays, stalls and
+//!    bursts), least squares when the residuals show symmetric jitter. The
+//!    history grows to `history_factor × window` while the arrivals fit one
+//!    line. Before the fit matures, the young line: a running minimum at
+//!    the expected period (`Estimator::young_line`). A rate that wanders
+//!    (no line fits) is followed by a local tracker (`wander.rs`).
+//! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
+//!    of residuals far above or below the line signal a period step or a
+//!    clock step, and the history is cut; a run falling steadily from its
+//!    peak is a draining backlog, not a change. Stalls and the bursts after
+//!    them are queued samples, kept out of the line's level
+//!    (`Estimator::number_and_estimate`).
+//! 4. **Quantised arrival clocks** (`quant.rs`): the gcd of the arrival
+//!    gaps, or a host timer tick the stamps gather on
+//!    (`Estimator::note_gap`, `Estimator::soft_tick`); the line is then the
+//!    maximum-likelihood one for delays read on that grid.
+//! 5. **Reference pulses** (`reference.rs`): hardware pulses stamped at
+//!    acquisition are numbered against the samples and, while recent, give
+//!    the estimates' line and the latency.
+//! 6. **Output** (`output.rs`): the estimate is the sample's place on the
+//!    line, less the latency; by default it is held 1 ns after the one
+//!    before it if the model would put it earlier, and counted.
+//!
+//! Every tuning value (thresholds, run lengths, priors) is a field of
+//! [`Tuning`], with why it has its value. A latency every sample shares
+//! cannot be seen in arrival times and stays in the estimates (less the
+//! configured minimum latency; under symmetric jitter, the floor's level
+//! as of the switch into least squares or the last detected change).
+//! `docs/stamp.md` is the user's guide.
 //!
 //! ```
 //! use syncline_core::estimator::{Estimator, EstimatorConfig};
@@ -46,10 +83,12 @@
 //! assert_eq!(est.status().samples, 100);
 //! ```
 
-// The parts: the public types (`config`), the line fits (`fit`, and `quant`
-// for a quantised arrival clock), the device counter (`counter`), losses
-// against delays (`loss`) and hardware reference pulses (`reference`). The
-// numbering, the change detection and the estimates are here.
+// The stages (see the module documentation): numbering (here, `loss`,
+// `counter`), the clock line (`fit`, `wander`), changes (`changes`), a
+// quantised arrival clock (`quant`), reference pulses (`reference`), the
+// output (`output`); the public types (`config`) and the tuning values
+// (`tuning`).
+mod changes;
 mod config;
 mod counter;
 mod fit;
@@ -57,12 +96,18 @@ mod loss;
 mod output;
 mod quant;
 mod reference;
+mod tuning;
 mod wander;
 
+use changes::{Changes, Residuals};
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
+use counter::Counter;
 pub use fit::FitMode;
-use fit::{Line, LineFit, MIN_STATS_POINTS, Point, YoungSummary, round};
+use fit::{Line, LineFit, Point, YoungSummary, round};
+use loss::LossEvidence;
 use output::Monotone;
+use quant::ArrivalClock;
+pub use tuning::Tuning;
 use wander::Wander;
 
 use crate::{TimeDelta, Timestamp};
@@ -70,30 +115,10 @@ use crate::{TimeDelta, Timestamp};
 /// The largest ring buffer (keeps every relative coordinate and sum in
 /// range whatever `max_samples` says).
 const MAX_CAPACITY: usize = 1 << 20;
-/// Samples before the measured slope replaces the expected period.
-const YOUNG: usize = 32;
-/// Young samples from which the configured period's line is checked
-/// against the samples: used only while their mean residual above it is at
-/// most `YOUNG_RATIO ×` their mean residual above the floor plus
-/// `YOUNG_SLACK` of a period (see `Estimator::young_fits`).
-const YOUNG_CHECK: usize = 5;
-const YOUNG_RATIO: f64 = 3.0;
-const YOUNG_SLACK: f64 = 0.02;
-/// A floor flatter than this fraction of the young samples' mean spacing
-/// is not held against the configured period (see `Estimator::young_fits`).
-const YOUNG_FLAT: f64 = 0.5;
 /// Arrival gaps whose median is checked against the configured period,
 /// and the factor by which it must exceed it to drop the configured period
 /// (see `Estimator::check_expected`).
 const FIRST_GAPS: usize = 8;
-const PERIOD_CONTRADICTED: f64 = 1.5;
-/// The factor by which all but one of those gaps must exceed the
-/// configured period too (a gap without a loss does so only with a jitter
-/// of 0.3 periods), so that early losses alone do not drop it.
-const ALL_LONG: f64 = 1.3;
-/// Numbering steps in a row sharing a divisor above 1 before the samples
-/// are renumbered (see `Estimator::renumber_steps`).
-const RENUMBER_RUN: u32 = 64;
 /// Host timer ticks an arrival clock may be quantised on, tried where the
 /// arrivals are not exact multiples of one tick (see
 /// `Estimator::soft_tick`), the coarsest first: Windows' default
@@ -106,111 +131,9 @@ const HOST_TICKS: [f64; 6] = [
     2_000_000.0,
     1_000_000.0,
 ];
-/// Arrivals after the arrival gaps' exact gcd fell below 2 % of the period
-/// before their phases are tried on [`HOST_TICKS`].
-const SOFT_TICK_AFTER: u32 = 64;
-/// The least share of the arrivals whose phase on a tick lies within
-/// [`SOFT_TICK_NEAR`] of a tick of their mean phase for the clock to count
-/// as quantised on it: uniform phases give twice that width, 0.2; a
-/// sensor whose period is `k + 1/m` ticks (and whose jitter is small) puts
-/// its phases in `m` groups, at most half of them near any one phase.
-const SOFT_TICK_SHARE: f64 = 0.75;
-/// The most arrivals whose phases are tried (the newest), so that the
-/// one-off test costs at most a few thousand trigonometric evaluations per
-/// tick tried.
-const SOFT_TICK_POINTS: usize = 512;
-/// How near their mean phase (in ticks) arrivals count as on the grid of a
-/// soft tick (see [`SOFT_TICK_SHARE`]); stamps further off are left out of
-/// the fit.
-const SOFT_TICK_NEAR: f64 = 0.1;
-/// Arrival gaps in a row, between consecutive numbers, of a whole fraction
-/// `1/d` of the period after a renumbering by a multiple of `d`, each
-/// sample early on the floor, before the period is divided by `d` again
-/// (see `Estimator::restore_rate`): four samples within `3/d` periods,
-/// which the renumbered rate never delivers.
-const RESTORE_RUN: u32 = 3;
-/// How far such a gap may stray from `1/d` of the period, in `1/d` periods.
-const RESTORE_TOL: f64 = 0.25;
-/// Samples kept after a detected change (period step, clock step).
-const KEEP_AFTER_CHANGE: usize = 12;
-/// The pulses' phase deviation assumed before any is measured (in periods:
-/// a phase tolerance of a quarter period).
-const REF_DEV_START: f64 = 0.25 / 6.0;
-/// Runs of free (not queued) samples whose residuals all lie above the
-/// floor by `factor ×` the mean residual signal that the line is too early
-/// (a step up of the latency or of the sensor clock): `(factor, run)`. For
-/// exponential delays each run has the same odds without a change,
-/// `e^(−factor·run) = e^(−24)` per start, and a step of `factor ×` the mean
-/// makes it certain. The first holds in every mode; the smaller steps only
-/// while the residuals look exponential ([`LineFit::exponential_like`]:
-/// under symmetric jitter or a quantised clock's grid, low residuals are
-/// rarer and long runs above half the mean are common). On a quantised
-/// clock the residual is the delay beyond one tick above the fitted line,
-/// in fitted delay means, with the same odds at most.
-const ABOVE_LEVELS: [(f64, u32); 3] = [(2.0, 12), (1.0, 24), (0.5, 48)];
-/// Consecutive samples below the floor by `BELOW_FACTOR ×` the mean
-/// residual signal that the line is too late.
-const BELOW_RUN: u32 = 4;
-const BELOW_FACTOR: f64 = 0.5;
-/// The fall of the residuals per sample, in periods, over a run above the
-/// floor from which the run is a draining backlog, not a change (see
-/// `Estimator::commit`).
-const DRAIN_FALL: f64 = 0.05;
-/// The fall from the run's peak must also exceed this many mean residuals.
-const DRAIN_JITTER: f64 = 4.0;
-/// A sample arriving within this fraction of a period after its
-/// predecessor was queued behind it (FIFO burst after a stall).
-const QUEUED: f64 = 0.1;
-/// A sample within half a period of its predecessor and late on the floor
-/// by this many mean residuals was queued too (see `Estimator::late_behind`).
-const QUEUED_LATE: f64 = 4.0;
-/// Arrivals in a row before the last accepted one, each at or after the
-/// one before it, that are taken for a step back of the host clock (the
-/// fit restarts at the new time) rather than for bad stamps (rejected). A
-/// single stamp far ahead (a corrupt one) is then followed by at most
-/// `BACK_RUN − 1` rejections, not by a stream rejected until the clock
-/// catches up with it.
-const BACK_RUN: u32 = 3;
-/// Announced losses must show up as a gap within this many updates.
-const ANNOUNCE_TIMEOUT: u32 = 10;
-/// Stall delays are modelled as spread over this many periods.
-const STALL_SPREAD: f64 = 10.0;
-/// How far below the floor, in periods, a sample may arrive and still be
-/// on time for a later number (the floor's place is that uncertain on a
-/// young or drifting fit; see `Estimator::loss_slack`).
-const LOSS_SLACK: f64 = 0.05;
-/// Where the floor is known better: its spread, in mean residuals above
-/// it, plus a margin in periods (`Estimator::loss_slack`).
-const LOSS_SLACK_JITTER: f64 = 2.0;
-const LOSS_SLACK_MIN: f64 = 0.002;
-/// The floor's slope must lie within this fraction of the expected period
-/// for its spread to bound the slack (`Estimator::loss_slack`).
-const LOSS_SLACK_PERIOD: f64 = 0.01;
-/// Arrival gaps of samples late by more than half a period, each one link
-/// interval or a whole number of them, from which those samples are a
-/// backlog drained by the link (see `Estimator::link_losses`).
-const LINK_RUN: u32 = 3;
-/// How far a gap may stray from the link's interval, in intervals, and
-/// still be one (a sample drained right behind its predecessor).
-const LINK_TOL: f64 = 0.05;
-/// How far a gap of `k` intervals may stray from `k` × the interval, in
-/// standard deviations of a `k`-interval gap, to count the `k − 1` samples
-/// lost in it (at most [`LINK_TOL`] of an interval, at least
-/// [`LINK_FLOOR`] of one; see `LinkDrain::intervals`).
-const LINK_SD: f64 = 4.0;
-const LINK_FLOOR: f64 = 1e-4;
 /// Arrivals watched after a pause verdict for a draining backlog (see
 /// `Estimator::watch_drain`).
 const DRAIN_WATCH: usize = 32;
-/// Samples after a pause over which a step of the line is looked for with
-/// runs `PAUSE_RUN_DIVISOR` times shorter (see `Estimator::commit`).
-const PAUSE_WATCH: u32 = 48;
-const PAUSE_RUN_DIVISOR: u32 = 3;
-/// Pseudo-counts of the loss / delay evidence: without evidence, a gap is
-/// a delay (sensors mostly do not lose samples); one confirmed loss is
-/// enough to turn well-fitting gaps into losses.
-const PRIOR_LOSS: f64 = 0.001;
-const PRIOR_DELAY: f64 = 5.0;
 /// The odds of a loss against a delay that loss threshold `k` asks for
 /// before a late sample is numbered after a loss: `2^(k − 2)` (1 at the
 /// default 2; 0 for `k = 0`, infinite from `k = 1026` on).
@@ -225,6 +148,8 @@ fn loss_odds(k: u32) -> f64 {
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     point: Point,
+    /// The number returned for the sample (its estimate's `sample`).
+    sample: i64,
     /// The two readings of an ambiguous gap.
     alt: Option<Ambiguous>,
     /// Part of a draining backlog (see [`Estimator::watch_drain`]): numbered,
@@ -318,13 +243,13 @@ impl LinkDrain {
     }
 
     /// The intervals in `gap` if it is a whole number `k ≥ 1` of them:
-    /// within [`LINK_TOL`] of an interval for one, within [`LINK_SD`]
+    /// within `Tuning::link_tol` of an interval for one, within `Tuning::link_sd`
     /// standard deviations of a `k`-interval gap for more.
-    fn intervals(&self, gap: f64) -> Option<f64> {
+    fn intervals(&self, gap: f64, t: &Tuning) -> Option<f64> {
         let d = self.interval();
         let k = (gap / d).round();
         let tol = if k == 1.0 {
-            LINK_TOL * d
+            t.link_tol * d
         } else {
             // k intervals spread √k times one; k times the interval's
             // error, measured from so many gaps, adds k²/gaps. Measured
@@ -332,7 +257,7 @@ impl LinkDrain {
             // like Student's t with as many degrees of freedom.
             let n = f64::from(self.gaps.max(2));
             let sd = (self.m2 / (n - 1.0)).sqrt() * (k + k * k / n).sqrt();
-            (LINK_SD * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(LINK_FLOOR * d, LINK_TOL * d)
+            (t.link_sd * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(t.link_floor * d, t.link_tol * d)
         };
         (k >= 1.0 && (gap - k * d).abs() <= tol).then_some(k)
     }
@@ -385,6 +310,8 @@ struct DrainWatch {
     /// than a period, `k` for a gap of `k` of them (`k − 1` samples lost
     /// on the link; see [`Estimator::watch_drain`]).
     steps: [u32; DRAIN_WATCH],
+    /// The numbers returned for those arrivals (`i64::MIN` where none was).
+    numbers: [i64; DRAIN_WATCH],
 }
 
 /// The timestamp estimator. See the [module documentation](self).
@@ -408,40 +335,15 @@ pub struct Estimator {
     /// The first arrival gaps (see [`Self::check_expected`]).
     first_gaps: [i64; FIRST_GAPS],
     first_gap_count: usize,
-    ev_loss: f64,
-    ev_stall: f64,
-    /// Samples lost in the gaps counted in `ev_loss` (scaled alike).
-    ev_lost: f64,
+    /// Stage 1: the evidence of losses against delays (see `loss.rs`).
+    evidence: LossEvidence,
+    /// Losses announced and not yet seen as a gap, and the updates since.
     announced: u64,
     announce_age: u32,
-    /// Announced losses that showed up as gaps, and those that did not
-    /// (scaled like the evidence): how far the driver's word is trusted.
-    ann_used: f64,
-    ann_false: f64,
-    last_index: Option<u64>,
-    /// The number of the sample that carried `last_index`.
-    last_index_n: Option<i64>,
-    max_index: u64,
-    /// The counter's step per sample: 1, or the stride learned from its
-    /// steps (a counter of bytes, or one shared by two channels, counts by
-    /// 2; see [`Self::note_counter_step`]).
-    counter_stride: u64,
-    /// Counter steps in a row sharing a divisor above 1 (see
-    /// [`Self::note_counter_step`]).
-    stride_run: DivisorRun,
-    /// Counter steps in a row that were not multiples of the stride.
-    stride_misses: u32,
-    tick: i64,
-    gaps: u32,
-    /// A host tick the arrivals lie near but not exactly on, and an
-    /// arrival time on its grid (see [`Self::soft_tick`]).
-    soft_tick: Option<(f64, i64)>,
-    /// Arrivals left before [`Self::soft_tick`] tries the phases (0: not
-    /// waiting).
-    soft_wait: u32,
-    /// The number of the last sample before the gaps' exact gcd fell: the
-    /// phases tried are those of the samples after it.
-    soft_from: i64,
+    /// Stage 1: the device counter (see `counter.rs`).
+    counter: Counter,
+    /// Stage 4: the arrival clock's tick (see [`Self::note_gap`]).
+    clock: ArrivalClock,
     /// Committed numbering steps in a row that share a divisor above 1
     /// (see [`Self::renumber_steps`]).
     step_run: DivisorRun,
@@ -458,14 +360,8 @@ pub struct Estimator {
     restore_run: (u64, u32, i64),
     /// The number of the last committed point (any value before the first).
     committed_n: i64,
-    above_runs: [u32; 3],
-    /// The highest residual of each of those runs, and the samples since.
-    above_peak: [(f64, u32); 3],
-    /// Samples left after a pause in which those runs need a third of
-    /// their length (the device's clock may have moved by less than the
-    /// jitter).
-    pause_watch: u32,
-    below_run: u32,
+    /// Stage 3: the change detector (see `changes.rs`).
+    changes: Changes,
     deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
     /// has matured.
@@ -498,6 +394,12 @@ pub struct Estimator {
     draining: bool,
     /// The next verdict is a delay (set by a replay after a drain).
     force_delayed: bool,
+    /// Numbers of earlier samples the current update revised (see
+    /// [`Estimate::revised`]).
+    revised_now: u32,
+    /// A replay after a drain watch is under way: its revisions are
+    /// counted once, at its end (see [`Self::watch_drain`]).
+    replaying: bool,
     /// The samples a drain watch counted in the next arrival's gap (set
     /// for one arrival by its replay, see [`Self::watch_drain`]).
     replay_step: Option<u32>,
@@ -530,9 +432,9 @@ impl Estimator {
         }
         .min(cfg.max_samples)
         .clamp(16, MAX_CAPACITY);
-        let mut fit = LineFit::new(cap);
+        let mut fit = LineFit::new(cap, cfg.tuning);
         fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
-        let refs = LineFit::for_pulses(cap);
+        let refs = LineFit::for_pulses(cap, cfg.tuning);
         let st = EstimatorStatus {
             period_ns: cfg.period.map(|p| p.as_nanos() as f64),
             latency_ns: cfg.min_latency.as_nanos(),
@@ -544,6 +446,7 @@ impl Estimator {
             delays_detected: 0,
             rejected_backwards: 0,
             held: 0,
+            revisions: 0,
             index_anomalies: 0,
             references: 0,
             references_used: 0,
@@ -575,33 +478,17 @@ impl Estimator {
             expected: cfg.period.map(|p| p.as_nanos() as f64),
             first_gaps: [0; FIRST_GAPS],
             first_gap_count: 0,
-            ev_loss: 0.0,
-            ev_stall: 0.0,
-            ev_lost: 0.0,
+            evidence: LossEvidence::default(),
             announced: 0,
             announce_age: 0,
-            ann_used: 0.0,
-            ann_false: 0.0,
-            last_index: None,
-            last_index_n: None,
-            max_index: 0,
-            counter_stride: 1,
-            stride_run: DivisorRun::default(),
-            stride_misses: 0,
-            tick: 0,
-            gaps: 0,
-            soft_tick: None,
-            soft_wait: 0,
-            soft_from: i64::MIN,
+            counter: Counter::default(),
+            clock: ArrivalClock::default(),
             step_run: DivisorRun::default(),
             rate_divisor: 1,
             renumbered_period: None,
             restore_run: (0, 0, 0),
             committed_n: 0,
-            above_runs: [0; 3],
-            above_peak: [(0.0, 0); 3],
-            pause_watch: 0,
-            below_run: 0,
+            changes: Changes::default(),
             deferred_ref: None,
             young_anchor: None,
             matured: false,
@@ -611,15 +498,17 @@ impl Estimator {
             ref_jumps: 0,
             ref_misfits: 0,
             ref_early: 0,
-            ref_dev: REF_DEV_START,
+            ref_dev: cfg.tuning.ref_dev_start,
             ref_young: None,
             drain_watch: None,
             loss_watch: None,
             draining: false,
             force_delayed: false,
+            revised_now: 0,
+            replaying: false,
             replay_step: None,
             link: None,
-            wander: Wander::new(),
+            wander: Wander::new(cfg.tuning),
             out: Monotone::default(),
             st,
         })
@@ -654,6 +543,7 @@ impl Estimator {
     /// The estimate is later than the one returned before it unless
     /// [`EstimatorConfig::monotonic`] is off (see there).
     pub fn update(&mut self, arrival: Timestamp) -> Result<Estimate, EstimatorError> {
+        self.revised_now = 0;
         let e = self.update_inner(arrival.as_nanos(), None)?;
         Ok(self.output(e))
     }
@@ -667,14 +557,27 @@ impl Estimator {
         arrival: Timestamp,
         index: u64,
     ) -> Result<Estimate, EstimatorError> {
+        self.revised_now = 0;
         let e = self.update_inner(arrival.as_nanos(), Some(index))?;
         Ok(self.output(e))
+    }
+
+    /// `k` numbers of samples already returned were revised by the current
+    /// update (counted once, outside a replay).
+    fn note_revisions(&mut self, k: usize) {
+        if !self.replaying && k > 0 {
+            self.st.revisions = self.st.revisions.saturating_add(k as u64);
+            self.revised_now = self
+                .revised_now
+                .saturating_add(u32::try_from(k).unwrap_or(u32::MAX));
+        }
     }
 
     /// The output stage: the model's estimate `e`, held after the last one
     /// returned if it would go back (see [`EstimatorConfig::monotonic`]).
     #[inline]
     fn output(&mut self, mut e: Estimate) -> Estimate {
+        e.revised = self.revised_now;
         e.stamp = self.out.pass(e.stamp, self.cfg.monotonic);
         self.st.last_estimate = Some(e.stamp);
         e
@@ -758,7 +661,7 @@ impl Estimator {
                     1
                 };
                 (self.back_run, self.back_last) = (run, q);
-                if run < BACK_RUN {
+                if run < self.cfg.tuning.back_run {
                     self.st.rejected_backwards += 1;
                     return Err(EstimatorError::Backwards {
                         arrival: q,
@@ -800,9 +703,9 @@ impl Estimator {
         }
         if self.announced > 0 {
             self.announce_age += 1;
-            if self.announce_age > ANNOUNCE_TIMEOUT {
+            if self.announce_age > self.cfg.tuning.announce_timeout {
                 self.st.losses_rejected += self.announced;
-                self.ann_false += self.announced as f64;
+                self.evidence.ann_false += self.announced as f64;
                 self.announced = 0;
                 self.cap_announcements();
             }
@@ -819,9 +722,12 @@ impl Estimator {
         index: Option<u64>,
         since_last: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
+        // Stage 1, numbering (confirmation): this arrival confirms or
+        // revises the pending sample's number, which then enters the clock
+        // line (stage 2) and the change detector (stage 3).
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
-            if self.step_run.len >= RENUMBER_RUN {
+            if self.step_run.len >= self.cfg.tuning.renumber_run {
                 self.renumber_steps();
             }
         }
@@ -837,7 +743,8 @@ impl Estimator {
             (Some(gap), Some(p)) => {
                 let gap = gap as f64;
                 (
-                    gap < QUEUED * p || (self.draining && self.still_draining(q, gap, p)),
+                    gap < self.cfg.tuning.queued * p
+                        || (self.draining && self.still_draining(q, gap, p)),
                     gap < 0.5 * p && self.late_behind(q),
                 )
             }
@@ -850,7 +757,8 @@ impl Estimator {
             Some(k) if k >= 2 => Some(i64::from(k) - 1),
             _ => since_last.and_then(|gap| self.link_losses(gap as f64)),
         };
-        // The residual on the floor if numbered next.
+        // Stage 1, numbering (on arrival): the residual on the floor if
+        // numbered next, and the number.
         let r0 = self
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
@@ -860,15 +768,22 @@ impl Estimator {
         }
         let queued = queued
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
-            || Self::off_grid(self.soft_tick, q);
+            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         if index.is_some() {
-            self.last_index_n = Some(n);
+            self.counter.last_n = Some(n);
         }
+        // Stage 4: the arrival clock's tick.
         if let Some(gap) = since_last {
             self.note_gap(gap, period);
         }
+        // Stages 2 and 5: the estimate on the clock line (or the pulses'
+        // line); the output stage (6) follows in `update`.
         let stamp = self.estimate_at(n, q, period);
+        if let Some(w) = self.drain_watch.as_mut() {
+            w.numbers[w.len - 1] = n;
+        }
         self.pending = Some(Pending {
+            sample: n,
             point: Point { n, q, queued },
             alt,
             drained: self.draining,
@@ -880,10 +795,11 @@ impl Estimator {
             stamp,
             sample: n,
             lost_before: lost,
+            revised: 0,
         })
     }
 
-    /// After [`RENUMBER_RUN`] steps in a row that share a divisor `g ≥ 2`
+    /// After `Tuning::renumber_run` steps in a row that share a divisor `g ≥ 2`
     /// (a sensor that halved its rate: every gap one lost sample; from a
     /// single loss to the next, a run this long is not chance), the run's
     /// points are renumbered `g` times closer: the period becomes `g` times
@@ -900,7 +816,7 @@ impl Estimator {
         let Ok(g) = i64::try_from(gcd) else {
             return;
         };
-        if self.last_index.is_some() || self.st.references > 0 || self.announced > 0 {
+        if self.counter.last.is_some() || self.st.references > 0 || self.announced > 0 {
             return;
         }
         let (Some(last_n), Some(last)) = (self.last_n, self.fit.last()) else {
@@ -912,13 +828,14 @@ impl Estimator {
         self.fit.keep_last(len as usize + 1);
         // Towards the last number: the numbers go on increasing.
         self.fit.renumber(g, last_n);
+        self.note_revisions(self.fit.len().saturating_sub(1));
         self.wander.clear();
         let artefacts = sum - sum / gcd;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(artefacts);
         // The losses left after renumbering (taken as single ones) are the
         // evidence now.
         let left = (sum / gcd).saturating_sub(u64::from(len)) as f64;
-        (self.ev_loss, self.ev_lost) = (left, left);
+        (self.evidence.loss, self.evidence.lost) = (left, left);
         self.cap_evidence();
         self.fit.prior_period = self.fit.prior_period.map(|p| p * g as f64);
         self.expected = self.expected.map(|p| p * g as f64);
@@ -934,7 +851,7 @@ impl Estimator {
     /// gaps are `1/d` of the period after the renumbering (the expected
     /// one, or the fit's without one), for a `d ≥ 2` that divides
     /// the renumberings' product. Returns the run's `d` and the number
-    /// before its first point once [`RESTORE_RUN`] gaps in a row are so.
+    /// before its first point once `Tuning::restore_run` gaps in a row are so.
     #[cold]
     fn note_restored_rate(&mut self, p: Point) -> Option<(u64, i64)> {
         let (Some(prev), Some(e)) = (self.fit.last(), self.renumbered_period) else {
@@ -951,7 +868,7 @@ impl Estimator {
             && d >= 2.0
             && d <= self.rate_divisor as f64
             && self.rate_divisor.is_multiple_of(d as u64)
-            && (gap - e / d).abs() <= RESTORE_TOL * e / d;
+            && (gap - e / d).abs() <= self.cfg.tuning.restore_tol * e / d;
         if !fits {
             self.restore_run = (0, 0, 0);
             return None;
@@ -962,7 +879,7 @@ impl Estimator {
             _ => (d, 1, prev.n),
         };
         let (_, len, pivot) = self.restore_run;
-        (len >= RESTORE_RUN).then_some((d, pivot))
+        (len >= self.cfg.tuning.restore_run).then_some((d, pivot))
     }
 
     /// The sensor came back to a rate `d` times higher after a
@@ -984,7 +901,9 @@ impl Estimator {
         self.expected = self.expected.map(|p| p / d as f64);
         let period = self.renumbered_period.map(|p| p / d as f64);
         if let Some(p) = period {
+            let moved = self.fit.points().filter(|pt| pt.n <= pivot).count();
             self.fit.renumber_by_time(p, pivot);
+            self.note_revisions(moved);
             self.wander.clear();
         }
         if !self.matured {
@@ -1002,8 +921,8 @@ impl Estimator {
 
     /// Records one of the first [`FIRST_GAPS`] arrival gaps; with all of
     /// them, replaces the configured period by their median if that exceeds
-    /// it by [`PERIOD_CONTRADICTED`] × and all but one of them by
-    /// [`ALL_LONG`] ×. A period configured too short by half (a 50 Hz
+    /// it by `Tuning::period_contradicted` × and all but one of them by
+    /// `Tuning::all_long` ×. A period configured too short by half (a 50 Hz
     /// sensor set up as 100 Hz) makes every gap look like one lost sample,
     /// and a gap a little longer than a loss's tolerance like a delay: the
     /// numbering would mix both for the whole run. Seven of the first eight
@@ -1026,10 +945,10 @@ impl Estimator {
         // the median of eight gaps long about once in a hundred streams (a
         // property test found one, which then relearned its period from
         // the losses), seven of eight about once in ten thousand.
-        let Some(p) = self
-            .expected
-            .filter(|&p| median > PERIOD_CONTRADICTED * p && g[1] as f64 > ALL_LONG * p)
-        else {
+        let Some(p) = self.expected.filter(|&p| {
+            median > self.cfg.tuning.period_contradicted * p
+                && g[1] as f64 > self.cfg.tuning.all_long * p
+        }) else {
             return;
         };
         // A whole multiple of the configured period (a rate set up in the
@@ -1047,14 +966,14 @@ impl Estimator {
         // The losses and delays seen with it go with it.
         self.st.losses_detected = 0;
         self.st.delays_detected = 0;
-        (self.ev_loss, self.ev_lost, self.ev_stall) = (0.0, 0.0, 0.0);
+        (self.evidence.loss, self.evidence.lost, self.evidence.stall) = (0.0, 0.0, 0.0);
     }
 
     /// Whether a sample arriving within half a period of its predecessor
     /// is late on the floor (numbered next) by more than
-    /// [`QUEUED_LATE`] × the mean residual: queued behind it, if numbered
+    /// `Tuning::queued_late` × the mean residual: queued behind it, if numbered
     /// next. At kilohertz rates a driver drains its FIFO 20-60 µs per
-    /// sample, more than [`QUEUED`] of the period; the lateness tells those
+    /// sample, more than `Tuning::queued` of the period; the lateness tells those
     /// bursts from jitter (an on-time sample after a late one is close to
     /// the floor). The numbering does not take it for queued (the
     /// predecessor may be the one misnumbered).
@@ -1065,7 +984,8 @@ impl Estimator {
         }
         match (self.fit.floor(), self.last_n) {
             (Some(f), Some(n)) => {
-                f.residual(n.saturating_add(1), q) > QUEUED_LATE * self.fit.mean_r.max(1.0)
+                f.residual(n.saturating_add(1), q)
+                    > self.cfg.tuning.queued_late * self.fit.mean_r.max(1.0)
             }
             _ => false,
         }
@@ -1100,10 +1020,7 @@ impl Estimator {
         self.ref_offset = None;
         self.last_ref_n = None;
         self.forget_change_runs();
-        self.tick = 0;
-        self.gaps = 0;
-        self.soft_tick = None;
-        self.soft_wait = 0;
+        self.clock.reset();
         self.step_run = DivisorRun::default();
         self.link = None;
         self.wander.clear();
@@ -1130,7 +1047,7 @@ impl Estimator {
         })
     }
 
-    /// Before the fit has matured (fewer than `YOUNG` samples since the
+    /// Before the fit has matured (fewer than `Tuning::young` samples since the
     /// start or a restart) and with an expected period: the lowest line of
     /// that slope under all samples (a running minimum, like Rock and
     /// Olson), steadier than a slope measured from a handful of samples.
@@ -1159,8 +1076,8 @@ impl Estimator {
     }
 
     /// Whether the samples so far agree with the young line's slope: from
-    /// [`YOUNG_CHECK`] samples on, their mean residual above it is at most
-    /// [`YOUNG_RATIO`] × (plus [`YOUNG_SLACK`] of a period) their mean
+    /// `Tuning::young_check` samples on, their mean residual above it is at most
+    /// `Tuning::young_ratio` × (plus `Tuning::young_slack` of a period) their mean
     /// residual above the floor, the lowest line of any slope. A
     /// period too short leaves the running minimum at its first sample and
     /// every later estimate falls behind by the error per period (3 s
@@ -1168,7 +1085,7 @@ impl Estimator {
     /// too long drags it to the newest arrival.
     #[cold]
     fn young_fits(&self, young: &Line) -> bool {
-        if self.fit.len() < YOUNG_CHECK {
+        if self.fit.len() < self.cfg.tuning.young_check {
             return true;
         }
         let Some(floor) = self.fit.floor().filter(|f| f.slope > 0.0) else {
@@ -1186,14 +1103,16 @@ impl Estimator {
             (Some(a), Some(b)) if b.n > a.n => (b.q - a.q) as f64 / (b.n - a.n) as f64,
             _ => 0.0,
         };
-        if floor.slope < QUEUED * young.slope || floor.slope < YOUNG_FLAT * spacing {
+        if floor.slope < self.cfg.tuning.queued * young.slope
+            || floor.slope < self.cfg.tuning.young_flat * spacing
+        {
             return true;
         }
         let (ry, rf) = self.fit.points().fold((0.0, 0.0), |(ry, rf), p| {
             (ry + young.residual(p.n, p.q), rf + floor.residual(p.n, p.q))
         });
         let k = self.fit.len() as f64;
-        ry / k <= YOUNG_RATIO * rf / k + YOUNG_SLACK * young.slope
+        ry / k <= self.cfg.tuning.young_ratio * rf / k + self.cfg.tuning.young_slack * young.slope
     }
 
     /// `q` minus where the floor puts sample `n`.
@@ -1213,7 +1132,7 @@ impl Estimator {
         queued: bool,
         link_losses: Option<i64>,
     ) -> (i64, u64, Option<Ambiguous>) {
-        let had_index = self.last_index.is_some();
+        let had_index = self.counter.last.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
         let Some(prev) = self.last_n else {
             return (self.next_start, 0, None);
@@ -1222,10 +1141,10 @@ impl Estimator {
         let (m_max, r_m) = match (r0, period) {
             // A queued sample was waiting behind a stall: late by it, not
             // by losses, unless the driver announced some.
-            // (The slack is at most `LOSS_SLACK` periods: most samples are
+            // (The slack is at most `Tuning::loss_slack` periods: most samples are
             // judged without it.)
             (Some(r0), Some(p))
-                if r0 > (1.0 - LOSS_SLACK) * p
+                if r0 > (1.0 - self.cfg.tuning.loss_slack) * p
                     && (!queued || self.announced > 0)
                     && r0 + self.loss_slack(p) > p =>
             {
@@ -1238,7 +1157,7 @@ impl Estimator {
         if let Some(d) = index_delta {
             // Samples without a counter since the last one with it were
             // numbered already: the counter's step covers them too.
-            let since = self.last_index_n.map_or(0, |l| prev.saturating_sub(l));
+            let since = self.counter.last_n.map_or(0, |l| prev.saturating_sub(l));
             let m = d.saturating_sub(1).saturating_sub(since);
             let fits = match (r0, period) {
                 (Some(r0), Some(p)) => r0 - m as f64 * p >= -0.5 * p,
@@ -1280,8 +1199,8 @@ impl Estimator {
         }) {
             if m > 0 {
                 self.st.losses_detected += m as u64;
-                self.ev_loss += 1.0;
-                self.ev_lost += m as f64;
+                self.evidence.loss += 1.0;
+                self.evidence.lost += m as f64;
                 self.cap_evidence();
             }
             self.draining = true;
@@ -1297,13 +1216,14 @@ impl Estimator {
             return (base, 0, None);
         }
         let g = self.on_time_density(r_m, p);
-        let h = 1.0 / (STALL_SPREAD * p);
+        let h = 1.0 / (self.cfg.tuning.stall_spread * p);
         // Numbered next, the sample may also be on time, late by the
         // jitter alone: as likely as the jitter reaches `r_m + m_max`
         // periods, among as many samples as the fit holds. Negligible where
         // the jitter is well below a period.
         let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
-        let odds = (self.ev_loss + PRIOR_LOSS) * g / ((self.ev_stall + PRIOR_DELAY) * h + on_time);
+        let odds = (self.evidence.loss + self.cfg.tuning.prior_loss) * g
+            / ((self.evidence.stall + self.cfg.tuning.prior_delay) * h + on_time);
         // Odds of a loss against a delay, at least 2^(K − 2).
         let loss = odds >= loss_odds(self.cfg.loss_threshold);
         let alt = Some(Ambiguous {
@@ -1320,11 +1240,11 @@ impl Estimator {
     }
 
     /// How far below the floor (ns) a sample may arrive and still be taken
-    /// for a later number on time, after losses: [`LOSS_SLACK`] of a
+    /// for a later number on time, after losses: `Tuning::loss_slack` of a
     /// period, the floor's uncertainty on a young or drifting fit, but no
-    /// more than the floor's own spread ([`LOSS_SLACK_JITTER`] mean
-    /// residuals above it, plus [`LOSS_SLACK_MIN`] of a period) where the
-    /// floor runs at the expected period (within [`LOSS_SLACK_PERIOD`]).
+    /// more than the floor's own spread (`Tuning::loss_slack_jitter` mean
+    /// residuals above it, plus `Tuning::loss_slack_min` of a period) where the
+    /// floor runs at the expected period (within `Tuning::loss_slack_period`).
     /// On a jitter-free stream the floor is exact: a sample 0.4 ms before
     /// a later number's floor is not on time for it but late for an
     /// earlier one (a stall of four periods less 0.4 ms is not four
@@ -1335,20 +1255,23 @@ impl Estimator {
     /// interval, no spread at all) is not at the expected period, and says
     /// nothing of the jitter: there the slack stays.
     fn loss_slack(&self, p: f64) -> f64 {
-        let wide = LOSS_SLACK * p;
+        let wide = self.cfg.tuning.loss_slack * p;
         let at_period = match (self.expected, self.fit.floor()) {
-            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < LOSS_SLACK_PERIOD,
+            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < self.cfg.tuning.loss_slack_period,
             _ => false,
         };
         if !(self.fit.stats_valid() && at_period) {
             return wide;
         }
-        wide.min(LOSS_SLACK_JITTER * self.fit.mean_r + LOSS_SLACK_MIN * p)
+        wide.min(
+            self.cfg.tuning.loss_slack_jitter * self.fit.mean_r
+                + self.cfg.tuning.loss_slack_min * p,
+        )
     }
 
     /// The samples lost in a gap of `gap` ns inside a backlog draining at a
     /// link's interval (see [`LinkDrain::intervals`]): `k − 1` for a gap
-    /// of `k` intervals, once [`LINK_RUN`] gaps fit the link; the sample,
+    /// of `k` intervals, once `Tuning::link_run` gaps fit the link; the sample,
     /// if still late after them, is numbered so and kept out of the fit
     /// like every drained one. A link a little faster than the sensor
     /// drains a stall's backlog one sample per interval, the lost ones
@@ -1363,9 +1286,9 @@ impl Estimator {
     /// their turn on the link leave no gap, and no reading can see them
     /// before the drain ends.
     fn link_losses(&self, gap: f64) -> Option<i64> {
-        let l = self.link.filter(|l| l.gaps >= LINK_RUN)?;
+        let l = self.link.filter(|l| l.gaps >= self.cfg.tuning.link_run)?;
         // (A gap longer than the window restarted the fits before.)
-        l.intervals(gap).map(|k| k as i64 - 1)
+        l.intervals(gap, &self.cfg.tuning).map(|k| k as i64 - 1)
     }
 
     /// Whether a sample `gap` after the pending one came one link interval
@@ -1394,13 +1317,15 @@ impl Estimator {
         } else {
             self.floor_residual(n, q, Some(p))
         };
-        let late = gap >= QUEUED * p && r.is_some_and(|r| r > 0.5 * p) && self.fit.stats_valid();
+        let late = gap >= self.cfg.tuning.queued * p
+            && r.is_some_and(|r| r > 0.5 * p)
+            && self.fit.stats_valid();
         if !late && self.link.is_none() {
             return;
         }
         self.link = match self.link {
             _ if !late => None,
-            Some(mut l) => match l.intervals(gap) {
+            Some(mut l) => match l.intervals(gap, &self.cfg.tuning) {
                 Some(k) => {
                     l.push(gap, k);
                     Some(l)
@@ -1461,26 +1386,26 @@ impl Estimator {
         // The gcd only shrinks: once below 2 % of the period it stays there
         // and is no longer worth computing.
         let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * 0.02);
-        if gap > 0 && (self.tick == 0 || coarse(self.tick)) {
-            self.tick = gcd(self.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
-            self.gaps = self.gaps.saturating_add(1);
+        if gap > 0 && (self.clock.tick == 0 || coarse(self.clock.tick)) {
+            self.clock.tick = gcd(self.clock.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
+            self.clock.gaps = self.clock.gaps.saturating_add(1);
             if let Some(p) = period {
                 // A tick that divides the period puts every sample at the
                 // same phase of the grid (a constant offset, harmless); a
                 // tick that does not makes the floor follow the grid.
-                let tick = self.tick as f64;
+                let tick = self.clock.tick as f64;
                 let phase = (p / tick).fract();
                 self.fit.quantised_tick =
-                    (self.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
+                    (self.clock.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
                         .then_some(tick);
-                if !coarse(self.tick) {
-                    self.soft_wait = SOFT_TICK_AFTER;
-                    self.soft_from = self.last_n.unwrap_or(i64::MIN);
+                if !coarse(self.clock.tick) {
+                    self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
+                    self.clock.soft_from = self.last_n.unwrap_or(i64::MIN);
                 }
             }
-        } else if self.soft_wait > 0 {
-            self.soft_wait -= 1;
-            if self.soft_wait == 0 {
+        } else if self.clock.soft_wait > 0 {
+            self.clock.soft_wait -= 1;
+            if self.clock.soft_wait == 0 {
                 self.soft_tick(period);
             }
         }
@@ -1492,7 +1417,7 @@ impl Estimator {
     /// RGB-D's Kinect rgb stamps: three quarters within 0.2 ms of a 4 ms
     /// grid, the rest scattered up to 2 ms off it) has no exact gcd, but
     /// its phases gather where uniform ones spread out. The coarsest tick
-    /// on which [`SOFT_TICK_SHARE`] of the phases gather near their mean
+    /// on which `Tuning::soft_tick_share` of the phases gather near their mean
     /// (in one group: a 100 Hz sensor with little jitter has two phases on
     /// a 4 ms tick, and three frames of a 30 Hz camera on a 4 ms tick take
     /// three on a 10 ms one) is the clock's, fitted like an
@@ -1508,21 +1433,24 @@ impl Estimator {
         // fit after a stall or a cut can be percents off), if the floor
         // agrees with it; tried again later while it does not.
         let p = match (self.expected, period) {
-            (Some(e), _) if ((line.slope / e) - 1.0).abs() < LOSS_SLACK_PERIOD => e,
+            (Some(e), _) if ((line.slope / e) - 1.0).abs() < self.cfg.tuning.loss_slack_period => e,
             (None, Some(p)) => p,
             _ => {
-                self.soft_wait = SOFT_TICK_AFTER;
+                self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
                 return;
             }
         };
-        // The newest [`SOFT_TICK_POINTS`] at most: a bounded one-off cost.
-        let newest = (self.fit.len().checked_sub(SOFT_TICK_POINTS + 1))
-            .and_then(|k| self.fit.points().nth(k))
-            .map_or(i64::MIN, |pt| pt.n);
-        let from = self.soft_from.max(newest);
+        // The newest `Tuning::soft_tick_points` at most: a bounded one-off cost.
+        let newest = (self
+            .fit
+            .len()
+            .checked_sub(self.cfg.tuning.soft_tick_points + 1))
+        .and_then(|k| self.fit.points().nth(k))
+        .map_or(i64::MIN, |pt| pt.n);
+        let from = self.clock.soft_from.max(newest);
         let count = self.points_after(from).count();
-        if count < SOFT_TICK_AFTER as usize || !self.fit.stats_valid() {
-            self.soft_wait = SOFT_TICK_AFTER;
+        if count < self.cfg.tuning.soft_tick_after as usize || !self.fit.stats_valid() {
+            self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
             return;
         }
         let arrival =
@@ -1543,31 +1471,32 @@ impl Estimator {
             return;
         };
         let (mean, _) = self.phase_mean(from, &arrival(tick));
-        self.soft_tick = Some((
+        self.clock.soft_tick = Some((
             tick,
             first.q.saturating_add(round(mean.rem_euclid(1.0) * tick)),
         ));
         self.fit.quantised_tick = Some(tick);
         // The history's stamps taken off the grid, as later ones will be.
-        let soft = self.soft_tick;
-        self.fit.exclude(|pt| Self::off_grid(soft, pt.q));
+        let soft = self.clock.soft_tick;
+        let near = self.cfg.tuning.soft_tick_near;
+        self.fit.exclude(|pt| Self::off_grid(soft, pt.q, near));
     }
 
     /// Whether arrival `q` lies off the grid of a soft tick `soft` (see
-    /// [`Self::soft_tick`]) by more than [`SOFT_TICK_NEAR`] of a tick: a
+    /// [`Self::soft_tick`]) by more than `Tuning::soft_tick_near` of a tick: a
     /// stamp taken elsewhere than at the tick, kept out of the fits'
     /// statistics (and of the quantised fit) like a queued sample.
     #[inline(always)]
-    fn off_grid(soft: Option<(f64, i64)>, q: i64) -> bool {
+    fn off_grid(soft: Option<(f64, i64)>, q: i64, near: f64) -> bool {
         let Some((tick, origin)) = soft else {
             return false;
         };
         let d = (q.saturating_sub(origin) as f64).rem_euclid(tick) / tick;
-        d.min(1.0 - d) > SOFT_TICK_NEAR
+        d.min(1.0 - d) > near
     }
 
-    /// Whether [`SOFT_TICK_SHARE`] of the fit's points after number
-    /// `from` have a `phase` (in turns) within [`SOFT_TICK_NEAR`] of their
+    /// Whether `Tuning::soft_tick_share` of the fit's points after number
+    /// `from` have a `phase` (in turns) within `Tuning::soft_tick_near` of their
     /// circular mean.
     fn phases_gather(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> bool {
         let (mean, count) = self.phase_mean(from, phase);
@@ -1575,10 +1504,10 @@ impl Estimator {
             .points_after(from)
             .filter(|pt| {
                 let d = (phase(pt) - mean).rem_euclid(1.0);
-                d.min(1.0 - d) <= SOFT_TICK_NEAR
+                d.min(1.0 - d) <= self.cfg.tuning.soft_tick_near
             })
             .count();
-        near as f64 >= SOFT_TICK_SHARE * count as f64
+        near as f64 >= self.cfg.tuning.soft_tick_share * count as f64
     }
 
     /// The fit's points numbered after `from`, oldest first.
@@ -1605,7 +1534,7 @@ impl Estimator {
         let restore = if self.rate_divisor > 1
             && self.drain_watch.is_none()
             && self.loss_watch.is_none()
-            && self.last_index.is_none()
+            && self.counter.last.is_none()
             && self.announced == 0
             && self.st.references == 0
         {
@@ -1613,28 +1542,14 @@ impl Estimator {
         } else {
             None
         };
-        self.pause_watch = self.pause_watch.saturating_sub(1);
+        // Stage 3, changes: the runs above and below the clock line.
+        self.changes.committed();
         if !p.queued
             && self.fit.stats_valid()
             && let Some(f) = self.fit.floor()
         {
             let r = f.residual(p.n, p.q);
             let mu = self.fit.mean_r.max(1.0);
-            // Below: against the floor of the last rebuild, which the newest
-            // points have not bent (a shorter period would pull the live
-            // floor down with them).
-            let below = match self.fit.rebuilt_floor() {
-                Some(frozen) => frozen.residual(p.n, p.q),
-                None => r,
-            };
-            if below < -BELOW_FACTOR * mu {
-                self.below_run += 1;
-            } else {
-                self.below_run = 0;
-            }
-            // A jump of more than half a period above a run's peak
-            // (another stall) starts the run over.
-            let jump = 0.5 * f.slope;
             // On a quantised clock a sample on time lies up to a tick above
             // the line, by a phase that may repeat for long runs (two
             // phases, a 100 Hz sensor on a 4 ms tick): it is judged by its
@@ -1643,44 +1558,22 @@ impl Estimator {
                 Some(k) => (k, 1.0),
                 None => (r, mu),
             };
-            for (i, &(factor, _)) in ABOVE_LEVELS.iter().enumerate() {
-                let (run, peak) = (&mut self.above_runs[i], &mut self.above_peak[i]);
-                if x > factor * unit {
-                    if *run == 0 || r > peak.0 + jump {
-                        (*run, *peak) = (1, (r, 0));
-                    } else {
-                        *run = run.saturating_add(1);
-                        *peak = if r >= peak.0 {
-                            (r, 0)
-                        } else {
-                            (peak.0, peak.1.saturating_add(1))
-                        };
-                    }
-                } else {
-                    *run = 0;
-                }
-            }
-            // A run whose residuals fell from its peak by DRAIN_FALL of a
-            // period per sample since (and by more than the jitter could)
-            // is a backlog draining at the link's rate: each sample as
-            // late as the one before, less what the link gains on the
-            // sensor. Not a step of the line.
-            let draining = |i: usize| {
-                let (top, since) = self.above_peak[i];
-                top - r >= (DRAIN_FALL * f.slope * f64::from(since)).max(DRAIN_JITTER * mu)
+            let residuals = Residuals {
+                r,
+                // Below: against the floor of the last rebuild, which the
+                // newest points have not bent (a shorter period would pull
+                // the live floor down with them).
+                below: match self.fit.rebuilt_floor() {
+                    Some(frozen) => frozen.residual(p.n, p.q),
+                    None => r,
+                },
+                x,
+                unit,
+                mu,
+                slope: f.slope,
+                exponential: self.fit.exponential_like(),
             };
-            // After a pause the device's clock may have moved by less than
-            // the jitter: the odds of each run without a change are then
-            // e^−8, not e^−24, over the few samples watched.
-            let shorten = if self.pause_watch > 0 {
-                PAUSE_RUN_DIVISOR
-            } else {
-                1
-            };
-            let reached =
-                |i: usize| self.above_runs[i] >= ABOVE_LEVELS[i].1 / shorten && !draining(i);
-            let above = reached(0) || ((reached(1) || reached(2)) && self.fit.exponential_like());
-            change = above || self.below_run >= BELOW_RUN;
+            change = self.changes.observe(residuals, &self.cfg.tuning);
         }
         let step = p.n.wrapping_sub(self.committed_n);
         self.committed_n = p.n;
@@ -1696,7 +1589,7 @@ impl Estimator {
                 .check(period.filter(|_| self.st.references == 0));
         }
         if !self.matured {
-            self.matured = self.fit.len() >= YOUNG;
+            self.matured = self.fit.len() >= self.cfg.tuning.young;
             let below = match (self.running_minimum(), self.young_anchor) {
                 (Some(l), Some(_)) => l.residual(p.n, p.q) < 0.0,
                 _ => true,
@@ -1714,13 +1607,13 @@ impl Estimator {
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {
-            self.fit.keep_last(KEEP_AFTER_CHANGE);
+            self.fit.keep_last(self.cfg.tuning.keep_after_change);
             self.refs.keep_last(2);
             self.summarise_pulses();
             self.forget_change_runs();
             self.st.changes_detected += 1;
         }
-        if self.fit.len() >= MIN_STATS_POINTS
+        if self.fit.len() >= self.cfg.tuning.min_stats_points
             && let Some(h) = self.deferred_ref.take()
         {
             self.place_reference(h);
@@ -1731,8 +1624,7 @@ impl Estimator {
     /// change (after the history was cut or renumbered, or a restart: they
     /// were judged against the old line).
     fn forget_change_runs(&mut self) {
-        self.above_runs = [0; 3];
-        self.below_run = 0;
+        self.changes.forget_runs();
     }
 
     /// How far (ns) a least-squares or quantised-clock estimate may lie

@@ -28,12 +28,12 @@
 //! When the sample period is nearly commensurate with the tick (30 Hz on a
 //! 4 ms tick: three phases that barely move), the likelihood is nearly flat
 //! along the slope; a Gaussian prior on the period around the expected one
-//! (the relative tolerance of two crystals, see [`PRIOR_PPM`]) keeps the
+//! (the relative tolerance of two crystals, see `Tuning::quant_prior_ppm`) keeps the
 //! slope from wandering there and is outweighed by the data as the phases
 //! move against the tick. A crystal further off than the prior allows (a
 //! Kinect 195 ppm slow) would be held near nominal for tens of seconds: the
 //! prior is dropped once the data contradict it (see
-//! [`PRIOR_CONFLICT_SD`]).
+//! `Tuning::quant_prior_conflict_sd`).
 //!
 //! A sensor clocked from the host's timebase (a triggered camera) runs at
 //! exactly its expected period on the host clock, and one whose crystal is
@@ -45,7 +45,7 @@
 //! a grid, whose slope is the grid's). The test is on the data's evidence,
 //! not on the fitted slope the prior draws in: the slope the data would fit
 //! alone (the prior's pull undone, in the Gaussian approximation: the
-//! fitted deviation times `1 + σ²/σp²`) within [`LOCK_SD`] of its standard
+//! fitted deviation times `1 + σ²/σp²`) within `Tuning::quant_lock_sd` of its standard
 //! deviation `σ` (from the likelihood's curvature) of the expected period.
 //! So a sensor tens of ppm off is let go as soon as its data show it.
 //!
@@ -63,7 +63,7 @@
 //! What remains is the current slope's error times the distance to the
 //! centroid, instead of the integral of every earlier slope's error that an
 //! output merely holding its offset would carry. The output follows the fit
-//! directly while the history is young ([`ANCHOR_MIN_POINTS`]) or, before
+//! directly while the history is young (`Tuning::quant_anchor_min_points`) or, before
 //! the anchor exists, while the fitted period is more than three prior
 //! standard deviations from the expected one; the anchor is dropped after a
 //! detected change ([`QuantFit::resync`]) and when the gap exceeds half a
@@ -71,7 +71,7 @@
 //!
 //! Every refit costs O(history) and allocates nothing; it runs only for
 //! arrival clocks detected as quantised. On a long history it runs only
-//! every `len / REFIT_POINTS` samples, so the work per update stays bounded
+//! every `len / `Tuning::quant_refit_points`` samples, so the work per update stays bounded
 //! whatever the rate and the history (a 400 Hz IMU fills the default
 //! 8192-point history in 20 s); the estimates in between extend the output
 //! line, which moves little from one sample to the next on such a history.
@@ -79,64 +79,46 @@
 use std::collections::VecDeque;
 
 use super::fit::{Line, Point};
+use super::tuning::Tuning;
 
-/// Standard deviation of the prior on the period, in ppm of the expected
-/// period: about the relative tolerance of a sensor's and a host's crystal.
-/// (Measured on 160 draws of the quantised scenario kind: 10 to 17 ppm do
-/// about equally well; 3 ppm shrinks real drifts too much, 20 ppm lets the
-/// slope wander; `docs/PERFORMANCE.md`.)
-const PRIOR_PPM: f64 = 12.0;
-/// The anchor's memory, in multiples of the history's sample count (the
-/// weight of an output decays by `e` over this many samples), so that the
-/// centroid lies within the span where the fitted line holds.
-const ANCHOR_MEMORY: f64 = 2.0;
-/// The output follows the fit at once until the history holds this many
-/// samples (the first fits' offsets move by a large part of the tick, their
-/// slopes by tens of ppm). Measured on 240 draws of the quantised kind
-/// (`docs/PERFORMANCE.md`, session 26): from 128 samples on, the fit's
-/// offset wanders more than the anchored output's slope error costs (the
-/// RMS over the target 7.5 % lower in geometric mean than from 256, two
-/// more draws meet their targets); from 64 or 96, the early slopes cost
-/// more again.
-const ANCHOR_MIN_POINTS: usize = 128;
-/// The prior is used only while the fitted period is within this many ppm
-/// of the expected one (a wrong expected period must not bias the fit).
-const PRIOR_GATE_PPM: f64 = 200.0;
-/// The prior is dropped (until the fit is cleared) once the period the
-/// data would fit alone lies more than this many standard deviations of
-/// the difference (the data's and the prior's, combined) from the expected
-/// one, on [`PRIOR_CONFLICT_MIN_POINTS`] samples or more: the sensor's
-/// crystal is further off nominal than the prior allows. TUM RGB-D's
-/// Kinect, 195 ppm slow, was held near nominal for its first 13 s (0.79 ms
-/// RMS against its stamps' offline line, 0.38 ms with the drop); 30 Hz
-/// cameras 100-195 ppm off went from 92-603 µs RMS to 46-103 µs. On the
-/// scenario kind (drifts within 30 ppm, 2.5 prior standard deviations) no
-/// output changes; from 128 samples on, 14 of 300 S9 draws did (one target
-/// lost: the early fits' standard deviation is too small).
-const PRIOR_CONFLICT_SD: f64 = 6.0;
-/// The samples a fit needs before its conflict with the prior counts (see
-/// [`PRIOR_CONFLICT_SD`]).
-const PRIOR_CONFLICT_MIN_POINTS: usize = 256;
-/// The output takes the expected period itself while the data's own
-/// estimate of the period is within this many of its standard deviations
-/// of it (see the module documentation). Measured on 320 draws of the
-/// quantised kind (`docs/PERFORMANCE.md`, session 27): 0.75, 1, 1.25, 1.5
-/// and 2 meet 302, 304, 307, 302 and 297 targets against 299 without the
-/// lock, at a mean RMS 1 %, 2 %, 4 %, 8 % and 18 % higher.
-const LOCK_SD: f64 = 1.0;
-/// History points a refit may cost per update, amortised: on a longer
-/// history the line is refitted every `len / REFIT_POINTS` samples (rounded
-/// up). A 30 Hz camera's 40 s history (1200-1800 points) is refitted every
-/// 3-4 samples, a full default history (8192 points) every 16. Measured on 240
-/// draws of the quantised kind: the same draws meet their targets as with a
-/// refit at every sample, mean RMS 53.62 against 53.61 µs
-/// (`docs/PERFORMANCE.md`).
-pub(crate) const REFIT_POINTS: usize = 512;
-/// Newton iterations per refit (warm-started, usually one or two suffice).
-const MAX_NEWTON: usize = 6;
-/// A Newton step that moves the line by less than this (ns, anywhere over
-/// the history) ends the iteration: far below the line's own uncertainty.
-const NEWTON_TOL_NS: f64 = 100.0;
+/// Stage 4's view of the arrival clock: the gcd of the arrival gaps (its
+/// tick, when coarse), and a host tick the arrivals lie near but not
+/// exactly on (see `Estimator::note_gap` and `Estimator::soft_tick`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArrivalClock {
+    /// The gcd of the arrival gaps so far (0 before the first gap).
+    pub tick: i64,
+    /// Arrival gaps in that gcd.
+    pub gaps: u32,
+    /// A host tick the arrivals lie near but not exactly on, and an
+    /// arrival time on its grid.
+    pub soft_tick: Option<(f64, i64)>,
+    /// Arrivals left before the phases are tried on the host ticks (0: not
+    /// waiting).
+    pub soft_wait: u32,
+    /// The number of the last sample before the gaps' exact gcd fell: the
+    /// phases tried are those of the samples after it.
+    pub soft_from: i64,
+}
+
+impl Default for ArrivalClock {
+    fn default() -> Self {
+        ArrivalClock {
+            tick: 0,
+            gaps: 0,
+            soft_tick: None,
+            soft_wait: 0,
+            soft_from: i64::MIN,
+        }
+    }
+}
+
+impl ArrivalClock {
+    /// Forgets the tick (a new estimator, or a restart of the fit).
+    pub fn reset(&mut self) {
+        *self = ArrivalClock::default();
+    }
+}
 
 /// The state of the quantised-clock fit.
 #[derive(Debug, Clone, Copy)]
@@ -156,8 +138,10 @@ pub(crate) struct QuantFit {
     /// History points refitted over, summed over every refit (the work
     /// done, for tests).
     work: u64,
-    /// The data contradicted the prior (see [`PRIOR_CONFLICT_SD`]).
+    /// The data contradicted the prior (see `Tuning::quant_prior_conflict_sd`).
     prior_dropped: bool,
+    /// The tuning values (see [`Tuning`]).
+    t: Tuning,
 }
 
 /// The exponentially weighted centroid of the past outputs, relative to the
@@ -216,8 +200,8 @@ fn ppm_off(slope: f64, p: f64) -> f64 {
 
 /// The prior's standard deviation on the slope, ns per sample, around the
 /// expected period `p`.
-fn prior_sd(p: f64) -> f64 {
-    p * PRIOR_PPM * 1e-6
+fn prior_sd(p: f64, ppm: f64) -> f64 {
+    p * ppm * 1e-6
 }
 
 /// Iterates the non-queued points (bursts carry no delay information).
@@ -226,8 +210,9 @@ fn free(pts: &VecDeque<Point>) -> impl Iterator<Item = &Point> {
 }
 
 impl QuantFit {
-    pub fn new() -> Self {
+    pub fn new(t: Tuning) -> Self {
         QuantFit {
+            t,
             fitted: None,
             out: None,
             anchor: None,
@@ -296,7 +281,7 @@ impl QuantFit {
         });
         let c = anchored.map_or(f, |(.., gap)| f + gap);
         // The new output, at (n, c), becomes the centroid's origin.
-        let keep = 1.0 - 1.0 / (ANCHOR_MEMORY * n_free.max(1) as f64);
+        let keep = 1.0 - 1.0 / (self.t.quant_anchor_memory * n_free.max(1) as f64);
         self.anchor = Some(match anchored {
             Some((a, n_prev, value, _)) => {
                 // The new output stands for the samples since the last one
@@ -369,9 +354,9 @@ impl QuantFit {
         }
         // Bounded work per update: on a long history the line moves little
         // from one sample to the next, so it is refitted only every
-        // `len / REFIT_POINTS` samples (rounded up); the estimates in between
+        // `len / `Tuning::quant_refit_points`` samples (rounded up); the estimates in between
         // extend the output line.
-        let every = pts.len().div_ceil(REFIT_POINTS) as i64;
+        let every = pts.len().div_ceil(self.t.quant_refit_points) as i64;
         if self.fitted.is_some() && last.n.saturating_sub(self.refit_n) < every {
             return;
         }
@@ -425,29 +410,34 @@ impl QuantFit {
         // second of samples, can be hundreds of ppm off. Once anchored, a
         // passing excursion of the fitted slope (one sample can move the
         // fit by a large part of the tick) does not unsettle the output.
-        let held = period.is_some_and(|p| ppm_off(l.slope, p) < 3.0 * PRIOR_PPM);
+        let held = period.is_some_and(|p| ppm_off(l.slope, p) < 3.0 * self.t.quant_prior_ppm);
         // Locked to the expected period: once anchored, while the data
         // cannot tell their own period from the expected one. The fitted
         // slope is the data's drawn towards the prior's centre; undone
         // (Gaussian approximation), the data's deviation is the fitted one
         // times `1 + σ²/σp²`.
         let data_off = |p: f64| match prior {
-            Some(_) => (fit.slope - p).abs() * (1.0 + (slope_sd / prior_sd(p)).powi(2)),
+            Some(_) => {
+                (fit.slope - p).abs()
+                    * (1.0 + (slope_sd / prior_sd(p, self.t.quant_prior_ppm)).powi(2))
+            }
             None => (fit.slope - p).abs(),
         };
         if let Some(p) = prior
-            && n_free >= PRIOR_CONFLICT_MIN_POINTS
-            && ppm_off(fit.slope, p) < PRIOR_GATE_PPM
-            && data_off(p) > PRIOR_CONFLICT_SD * slope_sd.hypot(prior_sd(p))
+            && n_free >= self.t.quant_prior_conflict_min_points
+            && ppm_off(fit.slope, p) < self.t.quant_prior_gate_ppm
+            && data_off(p)
+                > self.t.quant_prior_conflict_sd
+                    * slope_sd.hypot(prior_sd(p, self.t.quant_prior_ppm))
         {
             self.prior_dropped = true;
         }
         let lock = period.filter(|&p| {
             self.anchor.is_some()
-                && ppm_off(fit.slope, p) < PRIOR_GATE_PPM
-                && data_off(p) < LOCK_SD * slope_sd
+                && ppm_off(fit.slope, p) < self.t.quant_prior_gate_ppm
+                && data_off(p) < self.t.quant_lock_sd * slope_sd
         });
-        if (held || self.anchor.is_some()) && n_free >= ANCHOR_MIN_POINTS {
+        if (held || self.anchor.is_some()) && n_free >= self.t.quant_anchor_min_points {
             let line = lock.map_or(fit, |p| Line { slope: p, ..fit });
             self.place_output(line, last.n, tau, n_free);
         } else {
@@ -473,12 +463,12 @@ impl QuantFit {
     ) -> f64 {
         let mu = self.mu.max(1e-3 * tau);
         let prior = period.and_then(|p| {
-            (p > 0.0 && ppm_off(l.slope, p) < PRIOR_GATE_PPM)
-                .then(|| (p, 1.0 / prior_sd(p).powi(2)))
+            (p > 0.0 && ppm_off(l.slope, p) < self.t.quant_prior_gate_ppm)
+                .then(|| (p, 1.0 / prior_sd(p, self.t.quant_prior_ppm).powi(2)))
         });
         let span = ((last_n - first_n) as f64).max(1.0);
         let mut at = Self::eval(pts, l, tau, mu, prior, n0);
-        for _ in 0..MAX_NEWTON {
+        for _ in 0..self.t.quant_max_newton {
             let Eval {
                 f: f0,
                 g0,
@@ -515,7 +505,7 @@ impl QuantFit {
                 }
                 step *= 0.5;
             }
-            if !moved || (step * dc).abs() + (step * db * span).abs() < NEWTON_TOL_NS {
+            if !moved || (step * dc).abs() + (step * db * span).abs() < self.t.quant_newton_tol_ns {
                 break;
             }
         }
@@ -549,5 +539,31 @@ impl QuantFit {
         } else {
             f64::INFINITY
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Estimator, EstimatorConfig};
+    use super::ArrivalClock;
+    use crate::{TimeDelta, Timestamp};
+
+    #[test]
+    fn the_arrival_clock_stage_finds_a_coarse_tick_and_resets() {
+        let cfg = EstimatorConfig::new(TimeDelta::from_secs(5))
+            .with_period(TimeDelta::from_micros(2_500));
+        let mut e = Estimator::new(cfg).unwrap();
+        let t0 = 1_700_000_000_000_000_000i64;
+        // A 400 Hz sensor read on a 1 ms host clock: arrivals on its grid.
+        for k in 0..200i64 {
+            let ready = t0 + k * 2_500_000 + 300_000;
+            let q = (ready / 1_000_000 + 1) * 1_000_000;
+            e.update(Timestamp::from_nanos(q)).unwrap();
+        }
+        assert_eq!(e.clock.tick, 1_000_000);
+        assert_eq!(e.status().arrival_tick_ns, Some(1_000_000));
+        e.clock.reset();
+        assert_eq!(e.clock.tick, 0);
+        assert_eq!(e.clock.soft_from, ArrivalClock::default().soft_from);
     }
 }

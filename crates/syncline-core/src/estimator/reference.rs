@@ -1,14 +1,8 @@
 //! Hardware reference pulses: numbering each pulse, the pulse line, and
 //! the estimates it gives while pulses are recent.
 
-use super::fit::{Line, MIN_STATS_POINTS, Point, round};
-use super::{Estimator, FitMode, REF_DEV_START, ReferenceOutcome};
-
-/// Pulses in a row whose place on the arrival floor jumped by whole periods
-/// before the pulses are renumbered to follow the samples, or that lie off
-/// the pulse line by more than a quarter period before the line starts over
-/// (fewer are rejected as glitches).
-const REF_JUMP_RUN: u32 = 3;
+use super::fit::{Line, Point, round};
+use super::{Estimator, FitMode, ReferenceOutcome};
 
 impl Estimator {
     /// Numbers the pulse stamped `h` against the samples (by the pulse
@@ -16,7 +10,10 @@ impl Estimator {
     /// floor alone), rejects glitches and adds it to the pulse fit. Before
     /// the arrival fit has statistics the pulse waits (the latest one).
     pub(super) fn place_reference(&mut self, h: i64) -> ReferenceOutcome {
-        let (Some(floor), true) = (self.fit.floor(), self.fit.len() >= MIN_STATS_POINTS) else {
+        let (Some(floor), true) = (
+            self.fit.floor(),
+            self.fit.len() >= self.cfg.tuning.min_stats_points,
+        ) else {
             // Only the latest pulse waits: one it replaces is dropped, and
             // counted as rejected.
             if self.deferred_ref.replace(h).is_some() {
@@ -83,11 +80,11 @@ impl Estimator {
         };
         let x = match candidate {
             Some((x, misfit)) if misfit || off_phase(x) => {
-                // A glitch is rejected, but `REF_JUMP_RUN` in a row mean
+                // A glitch is rejected, but `Tuning::ref_jump_run` in a row mean
                 // the pulses moved (a step of their clock): the line and
                 // the phase start over from the floor.
                 self.ref_misfits += 1;
-                if self.ref_misfits < REF_JUMP_RUN {
+                if self.ref_misfits < self.cfg.tuning.ref_jump_run {
                     self.st.references_rejected += 1;
                     return ReferenceOutcome::Rejected;
                 }
@@ -102,12 +99,12 @@ impl Estimator {
         // it: the pulses were numbered a sample late from a first pulse
         // stamped unusually late (a pulse's own delay can exceed the
         // samples' latency). With the right numbers no pulse lies more than
-        // 0.9 of a period before its sample's floor; `REF_JUMP_RUN` in a row
+        // 0.9 of a period before its sample's floor; `Tuning::ref_jump_run` in a row
         // renumber the pulses from this one.
         let x = match (x, xf) {
             (Some(x), Some(xf)) if first_after(xf) < x => {
                 self.ref_early += 1;
-                if self.ref_early < REF_JUMP_RUN {
+                if self.ref_early < self.cfg.tuning.ref_jump_run {
                     Some(x)
                 } else {
                     self.forget_pulses();
@@ -170,7 +167,7 @@ impl Estimator {
     /// restart, a renumbering of the samples, or pulses that moved).
     fn forget_ref_phase(&mut self) {
         self.ref_phase = None;
-        self.ref_dev = REF_DEV_START;
+        self.ref_dev = self.cfg.tuning.ref_dev_start;
         self.ref_early = 0;
     }
 
@@ -179,7 +176,7 @@ impl Estimator {
     /// pulse's place on the arrival floor (`xf`, fractional) keeps a steady
     /// offset from its number until the samples are renumbered (a loss
     /// wrongly inferred or announced); when that offset has jumped by more
-    /// than half a period on `REF_JUMP_RUN` pulses in a row, the pulses are
+    /// than half a period on `Tuning::ref_jump_run` pulses in a row, the pulses are
     /// renumbered alike and the pulse line restarts.
     fn follow_samples(&mut self, x: f64, xf: Option<f64>) -> f64 {
         let Some(d) = xf.map(|xf| xf - x) else {
@@ -194,7 +191,7 @@ impl Estimator {
             return x;
         }
         self.ref_jumps += 1;
-        if self.ref_jumps < REF_JUMP_RUN {
+        if self.ref_jumps < self.cfg.tuning.ref_jump_run {
             return x;
         }
         self.ref_jumps = 0;

@@ -23,7 +23,7 @@
 //! so on a line with any jitter (Gaussian, exponential, quantised) the two
 //! spreads agree, while a wandering period inflates `D_L` by `L^{3/2}`.
 //! Their spreads are compared over the newest [`RING`] committed samples
-//! every [`CHECK_EVERY`] samples, both as root mean squares and as
+//! every `Tuning::wander_check_every` samples, both as root mean squares and as
 //! medians (a sawtooth of delays, flat but for its wraps, has a median
 //! second difference of zero; one disturbance of a jitter-free stream
 //! touches `2L` differences at lag `L` but three at lag 1), leaving out
@@ -35,10 +35,10 @@
 //! it is 8-24 on the live rig's camera. A queue on a busy link has the
 //! same signature (its delays move like a random walk), but its gaps
 //! repeat the link's interval to the nanosecond: a stream where a share
-//! [`EXACT_SHARE`] of the differences at lag 1 lie within [`EXACT_NS`] of
-//! zero is not tested. At [`ENTER_RATIO`] or more on [`ENTER_CHECKS`]
-//! tests in a row (or [`ENTER_AT_ONCE`] on one) the stream is wandering,
-//! until the ratio falls below [`LEAVE_RATIO`].
+//! `Tuning::wander_exact_share` of the differences at lag 1 lie within `Tuning::wander_exact_ns` of
+//! zero is not tested. At `Tuning::wander_enter_ratio` or more on `Tuning::wander_enter_checks`
+//! tests in a row (or `Tuning::wander_enter_at_once` on one) the stream is wandering,
+//! until the ratio falls below `Tuning::wander_leave_ratio`.
 //!
 //! The tracker. While wandering, the estimates come from a Kalman filter
 //! on (arrival level, period) with exactly that model: the period a random
@@ -46,9 +46,9 @@
 //! variance `r`, both from the same two spreads. It is the optimal causal
 //! estimator of that model: on a history that fits a line (`q → 0`) it
 //! averages like a line, on a fast wander it follows the arrivals. A sample
-//! later than its prediction by [`GATE_SD`] standard deviations (a stall,
+//! later than its prediction by `Tuning::wander_gate_sd` standard deviations (a stall,
 //! a queued sample) is estimated at the prediction and not used; after
-//! [`STEP_RUN`] samples in a row beyond the gate on the same side the
+//! `Tuning::wander_step_run` samples in a row beyond the gate on the same side the
 //! filter restarts at the arrival (the phase stepped: a frame longer than
 //! the others). The line machinery goes on underneath (numbering, losses,
 //! change detection), and takes the estimates back when the stream stops
@@ -64,13 +64,14 @@
 //! mean squares of the second differences at lag 1 and (between samples
 //! numbered at multiples of [`CHECKPOINT`]) at [`LAG`], two differences,
 //! one store into the ring and a few moves per committed sample. Only
-//! where their ratio reaches [`SCREEN_RATIO`] is the test run, every
-//! [`CHECK_EVERY`] samples: a few passes and at most two selections over
+//! where their ratio reaches `Tuning::wander_screen_ratio` is the test run, every
+//! `Tuning::wander_check_every` samples: a few passes and at most two selections over
 //! [`RING`] values, in a buffer allocated once.
 //! Measured: `update` 13.4-14.3 M/s against 15.7-16.0 without any of it
 //! (`docs/PERFORMANCE.md`).
 
 use super::fit::Point;
+use super::tuning::Tuning;
 
 /// Committed samples the test looks at (about 8 s of a 16 Hz camera).
 pub(crate) const RING: usize = 128;
@@ -78,57 +79,8 @@ pub(crate) const RING: usize = 128;
 const LAG: usize = 16;
 /// `(2L³ + L)/3`: `Var D_L` per unit of the period's step variance.
 const LAG_GAIN: f64 = ((2 * LAG * LAG * LAG + LAG) as f64) / 3.0;
-/// Committed samples between two tests.
-const CHECK_EVERY: u32 = 32;
-/// Second differences needed at each lag for a test.
-const MIN_D1: usize = 64;
-/// (see [`MIN_D1`]).
-const MIN_DL: usize = 48;
-/// The stream wanders once the ratio of the spreads reaches this on
-/// [`ENTER_CHECKS`] tests in a row...
-const ENTER_RATIO: f64 = 3.0;
-/// (see [`ENTER_RATIO`]).
-const ENTER_CHECKS: u32 = 2;
-/// ... and no longer once it falls below this.
-const LEAVE_RATIO: f64 = 2.0;
-/// A ratio this high (twice [`ENTER_RATIO`]) starts the tracker on one
-/// test: on the live rig's camera it starts 2 s sooner.
-const ENTER_AT_ONCE: f64 = 6.0;
-/// The test runs only while the screen's ratio (running means, see
-/// [`Wander::push`]) is at least this, or the tracker is in use.
-const SCREEN_RATIO: f64 = 2.0;
-/// The memory of the screen's running means, in blocks of
-/// [`CHECK_EVERY`] samples.
-const SCREEN_BLOCKS: u32 = 2;
-/// A square in the screen's running means counts at most this many times
-/// the mean.
-const SCREEN_CLIP: f64 = 16.0;
-/// The smallest jitter spread the test believes, as a fraction of the
-/// period: hardware stamps have none, and the ratio of two zeros says
-/// nothing.
-const FLOOR_FRAC: f64 = 1e-4;
-/// A gap between two committed samples further than this (in periods)
-/// from their numbers' distance keeps the second differences across it
-/// out of the test.
-const GAP_TOL: f64 = 0.5;
-/// A second difference at lag 1 this small (ns) repeats the gap before
-/// it exactly: a link's interval, not a sensor's frame. Where this share
-/// of them, [`EXACT_SHARE`], is, the stream is not tested.
-const EXACT_NS: f64 = 2.0;
-/// (see [`EXACT_NS`]).
-const EXACT_SHARE: f64 = 0.25;
 /// Median absolute value to standard deviation (Gaussian).
 const MAD_SD: f64 = 1.0 / 0.674_5;
-/// A sample later than its prediction by this many standard deviations of
-/// the prediction is not used (a stall or a queued sample).
-const GATE_SD: f64 = 4.0;
-/// Samples in a row beyond the gate on the same side (later, or earlier,
-/// than the prediction) after which the filter restarts at the arrival:
-/// the clock's phase stepped (a frame longer than the others), which a
-/// stall does not do for two samples with a period between them.
-const STEP_RUN: u32 = 2;
-/// A gap of more numbers than this restarts the filter.
-const MAX_STEPS: i64 = 64;
 
 /// The Kalman filter's state: the arrival level at sample `n` (as `at +
 /// off`, ns), the period (ns) and their covariance.
@@ -160,10 +112,10 @@ impl Kf {
 
     /// The prediction for sample `n`: (level offset from `at`, covariance),
     /// or `None` for a number not after the state's or too far ahead.
-    fn predict(&self, n: i64, q_var: f64) -> Option<(f64, [f64; 3])> {
+    fn predict(&self, n: i64, q_var: f64, max_steps: i64) -> Option<(f64, [f64; 3])> {
         let k = n
             .checked_sub(self.n)
-            .filter(|k| (1..=MAX_STEPS).contains(k))?;
+            .filter(|k| (1..=max_steps).contains(k))?;
         let (mut off, mut c) = (self.off, self.c);
         for _ in 0..k {
             // The period steps first, then the level moves by it.
@@ -192,7 +144,7 @@ pub(crate) struct Wander {
     marks: [(i64, i64); MARKS],
     /// The screen: running means of the squared second differences at
     /// lags 1 and [`LAG`] (infinite before the first block), how many
-    /// blocks of [`CHECK_EVERY`] samples went in, and the current block's
+    /// blocks of `Tuning::wander_check_every` samples went in, and the current block's
     /// sums and counts.
     e1: f64,
     el: f64,
@@ -202,12 +154,14 @@ pub(crate) struct Wander {
     scratch: Vec<f64>,
     /// The stream wanders: the estimates are the tracker's.
     pub active: bool,
-    /// Tests in a row at or above [`ENTER_RATIO`].
+    /// Tests in a row at or above `Tuning::wander_enter_ratio`.
     above: u32,
     /// Jitter variance and the period's step variance, ns².
     r: f64,
     q: f64,
     kf: Option<Kf>,
+    /// The tuning values (see [`Tuning`]).
+    t: Tuning,
 }
 
 /// The screen takes its differences at lag [`LAG`] between samples whose
@@ -215,8 +169,6 @@ pub(crate) struct Wander {
 const CHECKPOINT: i64 = 8;
 /// ... of which it keeps this many.
 const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
-/// The fewest samples in the ring a test needs.
-const RING_MIN: usize = 96;
 /// A ring slot never written.
 const NONE: Point = Point {
     n: i64::MIN,
@@ -225,17 +177,18 @@ const NONE: Point = Point {
 };
 
 impl Wander {
-    pub fn new() -> Self {
+    pub fn new(t: Tuning) -> Self {
         Wander {
             ring: vec![NONE; RING],
             scratch: Vec::with_capacity(RING),
-            ..Wander::empty()
+            ..Wander::empty(t)
         }
     }
 
     /// The state after a clear, without the buffers.
-    fn empty() -> Self {
+    fn empty(t: Tuning) -> Self {
         Wander {
+            t,
             ring: Vec::new(),
             count: 0,
             since_check: 0,
@@ -259,7 +212,7 @@ impl Wander {
         *self = Wander {
             ring: std::mem::take(&mut self.ring),
             scratch: std::mem::take(&mut self.scratch),
-            ..Wander::empty()
+            ..Wander::empty(self.t)
         };
     }
 
@@ -286,10 +239,10 @@ impl Wander {
     /// differences at lag 1 (every sample) and at [`LAG`] (between
     /// samples numbered at multiples of [`CHECKPOINT`]); a stall's edge
     /// inflates both alike, which only keeps the test from running, and a
-    /// square beyond [`SCREEN_CLIP`] times its running mean counts as that
+    /// square beyond `Tuning::wander_screen_clip` times its running mean counts as that
     /// much. Feeds the ring, and the tracker while in use. Returns whether
-    /// a test ([`Wander::check`]) is due: every [`CHECK_EVERY`] samples,
-    /// while the screen's ratio is at least [`SCREEN_RATIO`] or the tracker
+    /// a test ([`Wander::check`]) is due: every `Tuning::wander_check_every` samples,
+    /// while the screen's ratio is at least `Tuning::wander_screen_ratio` or the tracker
     /// is in use. On a stream that fits a line this is all the cost: two
     /// differences, a store and a few moves.
     #[inline]
@@ -300,7 +253,7 @@ impl Wander {
             let (a, b) = (self.at(self.count - 2), self.at(self.count - 1));
             if b.n.wrapping_sub(a.n) == 1 && n.wrapping_sub(b.n) == 1 && !(a.queued || queued) {
                 let d = (q - b.q) as f64 - (b.q - a.q) as f64;
-                self.block.0 += (d * d).min(SCREEN_CLIP * self.e1);
+                self.block.0 += (d * d).min(self.t.wander_screen_clip * self.e1);
                 self.block.2 += 1;
             }
         }
@@ -311,7 +264,7 @@ impl Wander {
             let lag = LAG as i64;
             if n.wrapping_sub(m1.0) == lag && m1.0.wrapping_sub(m0.0) == lag {
                 let d = (q - m1.1) as f64 - (m1.1 - m0.1) as f64;
-                self.block.1 += (d * d).min(SCREEN_CLIP * self.el);
+                self.block.1 += (d * d).min(self.t.wander_screen_clip * self.el);
                 self.block.3 += 1;
             }
         }
@@ -321,13 +274,13 @@ impl Wander {
             self.track(p);
         }
         self.since_check += 1;
-        if self.since_check < CHECK_EVERY {
+        if self.since_check < self.t.wander_check_every {
             return false;
         }
         self.end_block()
     }
 
-    /// Every [`CHECK_EVERY`] samples: the block's means into the screen's
+    /// Every `Tuning::wander_check_every` samples: the block's means into the screen's
     /// running ones, and whether a test is due.
     #[inline(never)]
     fn end_block(&mut self) -> bool {
@@ -340,12 +293,13 @@ impl Wander {
             if self.blocks == 1 {
                 (self.e1, self.el) = (m1, ml);
             } else {
-                let w = 1.0 / f64::from(self.blocks.min(SCREEN_BLOCKS));
+                let w = 1.0 / f64::from(self.blocks.min(self.t.wander_screen_blocks));
                 self.e1 += w * (m1 - self.e1);
                 self.el += w * (ml - self.el);
             }
         }
-        let screened = self.blocks >= 2 && self.el >= SCREEN_RATIO * SCREEN_RATIO * self.e1;
+        let screened = self.blocks >= 2
+            && self.el >= self.t.wander_screen_ratio * self.t.wander_screen_ratio * self.e1;
         let due = screened || self.active;
         if !due {
             self.above = 0;
@@ -362,7 +316,7 @@ impl Wander {
 
     /// Marks the gaps that break a second difference: `bad[i]` counts
     /// those up to ring point `i` (oldest first), a gap being one into a
-    /// queued sample or off its numbers by [`GAP_TOL`] of a period (a
+    /// queued sample or off its numbers by `Tuning::wander_gap_tol` of a period (a
     /// stall's edge, or a loss the numbering has not seen yet).
     fn bad_gaps(&self, period: f64) -> [u16; RING] {
         let (first, len) = self.span();
@@ -370,7 +324,7 @@ impl Wander {
         for i in 1..len {
             let (a, b) = (self.at(first + i - 1), self.at(first + i));
             let off = (b.q - a.q) as f64 - (b.n - a.n) as f64 * period;
-            bad[i] = bad[i - 1] + u16::from(off.abs() > GAP_TOL * period || b.queued);
+            bad[i] = bad[i - 1] + u16::from(off.abs() > self.t.wander_gap_tol * period || b.queued);
         }
         bad
     }
@@ -393,13 +347,13 @@ impl Wander {
     }
 
     /// Root mean square of the ring's second differences at `lag` and the
-    /// share of them within [`EXACT_NS`] of zero, or `None` with fewer
+    /// share of them within `Tuning::wander_exact_ns` of zero, or `None` with fewer
     /// than `min` differences.
     fn rms(&self, lag: usize, min: usize, bad: &[u16; RING]) -> Option<(f64, f64)> {
         let (mut sum, mut exact) = (0.0f64, 0usize);
         let k = self.each_difference(lag, bad, |d| {
             sum += d * d;
-            exact += usize::from(d.abs() <= EXACT_NS);
+            exact += usize::from(d.abs() <= self.t.wander_exact_ns);
         });
         (k >= min).then(|| ((sum / k as f64).sqrt(), exact as f64 / k as f64))
     }
@@ -425,27 +379,32 @@ impl Wander {
             self.kf = None;
             return;
         };
-        if self.count < RING_MIN {
+        if self.count < self.t.wander_ring_min {
             return;
         }
         let bad = self.bad_gaps(period);
-        let (Some((s1, exact)), Some((sl, _))) =
-            (self.rms(1, MIN_D1, &bad), self.rms(LAG, MIN_DL, &bad))
-        else {
+        let (Some((s1, exact)), Some((sl, _))) = (
+            self.rms(1, self.t.wander_min_d1, &bad),
+            self.rms(LAG, self.t.wander_min_dl, &bad),
+        ) else {
             return;
         };
         // Gaps repeated to the nanosecond: the arrivals are paced by a
         // link draining a queue (or an exact clock), not by a sensor whose
         // frames wander; such a queue wanders on its own.
-        if exact >= EXACT_SHARE {
+        if exact >= self.t.wander_exact_share {
             self.active = false;
             self.above = 0;
             self.kf = None;
             return;
         }
-        let floor = FLOOR_FRAC * period;
+        let floor = self.t.wander_floor_frac * period;
         let was = self.active;
-        let wanted = if was { LEAVE_RATIO } else { ENTER_RATIO };
+        let wanted = if was {
+            self.t.wander_leave_ratio
+        } else {
+            self.t.wander_enter_ratio
+        };
         // Both spreads must say so: the root mean squares (a sawtooth of
         // delays, flat but for its wraps, has a median second difference
         // of zero) and the medians (one disturbance of an otherwise
@@ -457,15 +416,15 @@ impl Wander {
             let (m1, ml) = (self.median(1, &bad), self.median(LAG, &bad));
             ratio = ratio.min(ml / m1.max(floor));
         }
-        self.above = if ratio >= ENTER_RATIO {
+        self.above = if ratio >= self.t.wander_enter_ratio {
             self.above.saturating_add(1)
         } else {
             0
         };
         self.active = if was {
-            ratio >= LEAVE_RATIO
+            ratio >= self.t.wander_leave_ratio
         } else {
-            self.above >= ENTER_CHECKS || ratio >= ENTER_AT_ONCE
+            self.above >= self.t.wander_enter_checks || ratio >= self.t.wander_enter_at_once
         };
         if !self.active {
             self.kf = None;
@@ -492,9 +451,9 @@ impl Wander {
     /// (level offset from `at`, covariance), the innovation, and the run
     /// of samples beyond the gate it makes (see [`Kf::run`]).
     fn verdict(&self, kf: &Kf, n: i64, q: i64) -> Option<(f64, [f64; 3], f64, i32)> {
-        let (off, c) = kf.predict(n, self.q)?;
+        let (off, c) = kf.predict(n, self.q, self.t.wander_max_steps)?;
         let y = q.checked_sub(kf.at)? as f64;
-        let gate = GATE_SD * (c[0] + self.r).sqrt();
+        let gate = self.t.wander_gate_sd * (c[0] + self.r).sqrt();
         let nu = y - off;
         let run = if nu > gate {
             kf.run.max(0) + 1
@@ -521,7 +480,7 @@ impl Wander {
         if queued {
             return;
         }
-        if run.unsigned_abs() >= STEP_RUN {
+        if run.unsigned_abs() >= self.t.wander_step_run {
             self.kf = Some(Kf::start(n, q, kf.period, self.r));
             return;
         }
@@ -551,7 +510,7 @@ impl Wander {
 
     /// The tracker's estimate for sample `n` arriving at `q` while the
     /// stream wanders: the filtered level, or the prediction for a sample
-    /// late beyond the gate. Never more than [`GATE_SD`] jitter deviations
+    /// late beyond the gate. Never more than `Tuning::wander_gate_sd` jitter deviations
     /// after the arrival. `None` when not wandering.
     #[inline(always)]
     pub fn estimate(&self, n: i64, q: i64) -> Option<i64> {
@@ -568,7 +527,7 @@ impl Wander {
     fn estimate_active(&self, n: i64, q: i64) -> Option<i64> {
         let kf = self.kf.as_ref()?;
         let (off, c, nu, run) = self.verdict(kf, n, q)?;
-        if run.unsigned_abs() >= STEP_RUN {
+        if run.unsigned_abs() >= self.t.wander_step_run {
             // The filter restarts here (see `track`).
             return Some(q);
         }
@@ -578,6 +537,6 @@ impl Wander {
             off + c[0] / (c[0] + self.r) * nu
         };
         let e = kf.at.checked_add(v.round() as i64)?;
-        Some(e.min(q.saturating_add((GATE_SD * self.r.sqrt()) as i64)))
+        Some(e.min(q.saturating_add((self.t.wander_gate_sd * self.r.sqrt()) as i64)))
     }
 }

@@ -1,0 +1,467 @@
+//! Every tuning value of the estimator in one place, with why it has its
+//! value.
+
+use serde::{Deserialize, Serialize};
+
+/// The estimator's tuning values: thresholds, run lengths, tolerances and
+/// priors that are choices rather than identities. [`Default`] holds the
+/// values the estimator was measured with (the public scenarios and the
+/// family draws of `scripts/family_draws.py`); set another with
+/// [`EstimatorConfig::with_tuning`](super::EstimatorConfig::with_tuning).
+///
+/// Each field says what it does and why it has its value: the measurement
+/// that set it where there was one, else what it guards against. Values
+/// fixed by the data layout (ring and array sizes) are not here.
+///
+/// Most users never change these: the configuration's window, period, loss
+/// threshold, minimum latency and counter width are the stream's facts;
+/// these are the model's.
+///
+/// For readers of the source: where a field's doc names a function
+/// (`Estimator::young_fits`, `LineFit::rebuilt_floor`) or a file, that is
+/// the private code in `syncline-core/src/estimator/` that uses the value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Tuning {
+    // ---- Numbering: which sample number an arrival is (`numbering.rs`, `loss.rs`, `counter.rs`).
+    /// Samples before the fit is mature: until then the estimates sit on the young line (a
+    /// running minimum at the expected period, like Rock's and Olson's estimators), steadier
+    /// than a slope measured from a handful of samples; from then on the measured slope
+    /// replaces the expected period. About the 24 samples the residual statistics need
+    /// (`min_stats_points`) plus a rebuild.
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub young: usize,
+    /// Young samples from which the young line's slope (the expected period) is checked against
+    /// the samples (see `young_ratio`).
+    pub young_check: usize,
+    /// The young line is used only while the samples' mean residual above it is at most this
+    /// many times their mean residual above the floor (the lowest line of any slope), plus
+    /// `young_slack` of a period. A period configured 10 % short left the running minimum at
+    /// its first sample and estimates 3 s late after 31 samples of a 1 Hz stream; a period too
+    /// long drags it to the newest arrival. Three times allows for the floor's own fit to the
+    /// few young samples.
+    pub young_ratio: f64,
+    /// The margin of the young check (see `young_ratio`), in periods: a jitter-free stream has
+    /// residuals of zero above both lines.
+    pub young_slack: f64,
+    /// A floor flatter than this fraction of the young samples' mean spacing is not held
+    /// against the configured period (see `Estimator::young_fits`).
+    pub young_flat: f64,
+    /// The factor by which the median of the first eight arrival gaps must exceed the
+    /// configured period for the median to replace it (with `all_long`): a period configured
+    /// too short by half (a 50 Hz sensor set up as 100 Hz) makes every gap look like one lost
+    /// sample.
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub period_contradicted: f64,
+    /// The factor by which all but one of those gaps must exceed the configured period too (a
+    /// gap without a loss does so only with a jitter of 0.3 periods), so that early losses
+    /// alone do not drop it.
+    pub all_long: f64,
+    /// A sample arriving within this fraction of a period after its predecessor was queued
+    /// behind it (FIFO burst after a stall).
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub queued: f64,
+    /// A sample within half a period of its predecessor and late on the floor by this many mean
+    /// residuals was queued too (see `Estimator::late_behind`).
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub queued_late: f64,
+    /// Arrivals in a row before the last accepted one, each at or after the one before it, that
+    /// are taken for a step back of the host clock (the fit restarts at the new time) rather
+    /// than for bad stamps (rejected). A single stamp far ahead (a corrupt one) is then
+    /// followed by at most `back_run − 1` rejections, not by a stream rejected until the clock
+    /// catches up with it.
+    pub back_run: u32,
+    /// Announced losses must show up as a gap within this many updates.
+    pub announce_timeout: u32,
+    /// Stall delays are modelled as spread over this many periods.
+    ///
+    /// Measured: at one period, S4 (random loss) misses its target (843 µs RMS against 504
+    /// µs).
+    pub stall_spread: f64,
+    /// How far below the floor, in periods, a sample may arrive and still be on time for a
+    /// later number (the floor's place is that uncertain on a young or drifting fit; see
+    /// `Estimator::loss_slack`).
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub loss_slack: f64,
+    /// Where the floor is known better (statistics valid and the floor's slope within
+    /// `loss_slack_period` of the expected period), the slack is at most this many mean
+    /// residuals above it plus `loss_slack_min` of a period: on a jitter-free stream the floor
+    /// is exact, and a sample 0.4 ms before a later number's floor is late for an earlier one,
+    /// not on time after losses (taken for the later number it dented the floor and misnumbered
+    /// tens of samples after it).
+    pub loss_slack_jitter: f64,
+    /// See `loss_slack_jitter`: the margin in periods added to the floor's spread.
+    pub loss_slack_min: f64,
+    /// The floor's slope must lie within this fraction of the expected period for its spread to
+    /// bound the slack (`Estimator::loss_slack`).
+    pub loss_slack_period: f64,
+    /// Pseudo-count of the loss evidence: without evidence, a gap is a delay (sensors mostly do
+    /// not lose samples), yet one confirmed loss is enough to turn well-fitting gaps into
+    /// losses.
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub prior_loss: f64,
+    /// Pseudo-count of the delay (stall) evidence (see `prior_loss`).
+    ///
+    /// Measured: at 0, S11b (EuRoC IMU) misses its target (53 µs RMS against 5 µs).
+    pub prior_delay: f64,
+    /// Evidence is halved when it exceeds this, so it follows changes.
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub evidence_cap: f64,
+    /// Arrival gaps of samples late by more than half a period, each one link interval or a
+    /// whole number of them, from which those samples are a backlog drained by the link (see
+    /// `Estimator::link_losses`).
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub link_run: u32,
+    /// How far a gap may stray from the link's interval, in intervals, and still be one (a
+    /// sample drained right behind its predecessor).
+    pub link_tol: f64,
+    /// How far a gap of `k` intervals may stray from `k` × the interval, in standard deviations
+    /// of a `k`-interval gap, to count the `k − 1` samples lost in it (at most `link_tol` of an
+    /// interval, at least `link_floor` of one; see `LinkDrain::intervals`).
+    pub link_sd: f64,
+    /// The tightest tolerance of a gap of several link intervals, in intervals (see `link_sd`):
+    /// timer resolution, so that a perfectly regular link still matches.
+    pub link_floor: f64,
+    /// How much sooner than a period after a pending sample, in standard deviations of the
+    /// residuals, the next one may come for a pause.
+    pub pause_early: f64,
+    /// How far, in standard deviations of the difference of two residuals, the arrivals after a
+    /// pause verdict must fall behind one period each before they are taken for a backlog
+    /// drained faster than the sensor.
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub drain_confirm: f64,
+    /// Arrivals watched after a loss verdict for a backlog drained by a slow link (see
+    /// `Estimator::watch_loss`).
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub loss_watch: u32,
+    /// Device counter steps in a row sharing a divisor above 1 before it is taken for the
+    /// counter's stride (see `Estimator::note_counter_step`).
+    pub stride_run: u32,
+    /// Numbering steps in a row sharing a divisor above 1 before the samples are renumbered
+    /// (see `Estimator::renumber_steps`).
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub renumber_run: u32,
+    /// Arrival gaps in a row, between consecutive numbers, of a whole fraction `1/d` of the
+    /// period after a renumbering by a multiple of `d`, each sample early on the floor, before
+    /// the period is divided by `d` again (see `Estimator::restore_rate`): four samples within
+    /// `3/d` periods, which the renumbered rate never delivers.
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub restore_run: u32,
+    /// How far such a gap may stray from `1/d` of the period, in `1/d` periods.
+    pub restore_tol: f64,
+    // ---- The clock line (`fit.rs`).
+    /// Points needed before the residual statistics are trusted.
+    pub min_stats_points: usize,
+    /// Hull to least-squares decision: the ratio of the mean residual above the floor to its
+    /// standard deviation is about 1 for exponential delays (the floor is sharp), about 2 for
+    /// uniform or quantised and about 3 for Gaussian jitter; from this ratio on the fit leaves
+    /// the hull for least squares.
+    ///
+    /// Never entering least squares, none of the 13 public scenarios misses its target: it
+    /// guards the case described above.
+    pub ls_enter_ratio: f64,
+    /// The ratio below which the fit goes back to the hull: below `ls_enter_ratio`, so that the
+    /// mode does not flap (hysteresis).
+    pub ls_leave_ratio: f64,
+    /// Residuals whose mean is below this many standard deviations look exponential (about 1):
+    /// the runs above the floor that signal a change are then judged at lower levels too (see
+    /// `LineFit::exponential_like`).
+    pub exponential_ratio: f64,
+    /// Residual standard deviations above the mean residual that the jitter reaches: the limit
+    /// for a point to enter the least-squares sums, and how far an estimate may lie after its
+    /// arrival (`Estimator::late_margin`).
+    pub ls_limit_sd: f64,
+    /// The ratio from which a fit of reference pulses enters least squares (see
+    /// `LineFit::for_pulses`).
+    pub pulse_ls_enter_ratio: f64,
+    /// History points from which `LineFit::rebuilt_floor` is kept.
+    pub frozen_min_points: usize,
+    // ---- Changes: period steps, clock steps, pauses and drains (`Estimator::commit`).
+    /// Runs of free (not queued) samples whose residuals all lie above the floor by `factor ×`
+    /// the mean residual signal that the line is too early (a step up of the latency or of the
+    /// sensor clock): `(factor, run)`. For exponential delays each run has the same odds
+    /// without a change, `e^(−factor·run) = e^(−24)` per start, and a step of `factor ×` the
+    /// mean makes it certain. The first holds in every mode; the smaller steps only while the
+    /// residuals look exponential (`LineFit::exponential_like`: under symmetric jitter or a
+    /// quantised clock's grid, low residuals are rarer and long runs above half the mean are
+    /// common). On a quantised clock the residual is the delay beyond one tick above the fitted
+    /// line, in fitted delay means, with the same odds at most.
+    ///
+    /// Measured: with the runs off, S8 (period step) misses its target (3.1 ms RMS against
+    /// a 0.5 ms target); with the first level alone, none of the 13 public scenarios does.
+    pub above_levels: [(f64, u32); 3],
+    /// Consecutive samples below the floor (of the last rebuild) by `below_factor` × the mean
+    /// residual that signal that the line is too late: a step down of the latency or a shorter
+    /// period. No sample on time comes below the floor, so a few in a row are enough.
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub below_run: u32,
+    /// See `below_run`: how far below the floor, in mean residuals, a sample counts as below
+    /// it. Also bounds how far before the floor a sample on time may come in the loss verdicts.
+    pub below_factor: f64,
+    /// The fall of the residuals per sample, in periods, over a run above the floor from which
+    /// the run is a draining backlog, not a change (see `Estimator::commit`).
+    pub drain_fall: f64,
+    /// The fall from the run's peak must also exceed this many mean residuals.
+    pub drain_jitter: f64,
+    /// Samples kept after a detected change (period step, clock step).
+    ///
+    /// Measured: keeping the whole history after a change, S8 (period step) misses its
+    /// target (9.0 ms RMS against a 0.5 ms target).
+    pub keep_after_change: usize,
+    /// Samples after a pause verdict over which a step of the line is looked for with runs
+    /// `pause_run_divisor` times shorter: the device's clock may have moved by less than the
+    /// jitter.
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub pause_watch: u32,
+    /// See `pause_watch`: the change runs are this many times shorter after a pause, so that
+    /// the odds of a run without a change are `e^-8`, not `e^-24`, over the few samples
+    /// watched.
+    pub pause_run_divisor: u32,
+    // ---- A quantised arrival clock (`quant.rs`, `Estimator::soft_tick`).
+    /// Arrivals after the arrival gaps' exact gcd fell below 2 % of the period before their
+    /// phases are tried on `HOST_TICKS`.
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub soft_tick_after: u32,
+    /// The least share of the arrivals whose phase on a tick lies within `soft_tick_near` of a
+    /// tick of their mean phase for the clock to count as quantised on it: uniform phases give
+    /// twice that width, 0.2; a sensor whose period is `k + 1/m` ticks (and whose jitter is
+    /// small) puts its phases in `m` groups, at most half of them near any one phase.
+    pub soft_tick_share: f64,
+    /// The most arrivals whose phases are tried (the newest), so that the one-off test costs at
+    /// most a few thousand trigonometric evaluations per tick tried.
+    pub soft_tick_points: usize,
+    /// How near their mean phase (in ticks) arrivals count as on the grid of a soft tick (see
+    /// `soft_tick_share`); stamps further off are left out of the fit.
+    pub soft_tick_near: f64,
+    /// Standard deviation of the prior on the period, in ppm of the expected period: about the
+    /// relative tolerance of a sensor's and a host's crystal. (Measured on 160 draws of the
+    /// quantised scenario kind: 10 to 17 ppm do about equally well; 3 ppm shrinks real drifts
+    /// too much, 20 ppm lets the slope wander.)
+    pub quant_prior_ppm: f64,
+    /// The anchor's memory, in multiples of the history's sample count (the weight of an output
+    /// decays by `e` over this many samples), so that the centroid lies within the span where
+    /// the fitted line holds.
+    pub quant_anchor_memory: f64,
+    /// The output follows the fit at once until the history holds this many samples (the first
+    /// fits' offsets move by a large part of the tick, their slopes by tens of ppm). Measured
+    /// on 240 draws of the quantised kind: from 128 samples on, the fit's offset wanders more
+    /// than the anchored output's slope error costs (the RMS over the target 7.5 % lower in
+    /// geometric mean than from 256, two more draws meet their targets); from 64 or 96, the
+    /// early slopes cost more again.
+    pub quant_anchor_min_points: usize,
+    /// The prior is used only while the fitted period is within this many ppm of the expected
+    /// one (a wrong expected period must not bias the fit).
+    pub quant_prior_gate_ppm: f64,
+    /// The prior is dropped (until the fit is cleared) once the period the data would fit alone
+    /// lies more than this many standard deviations of the difference (the data's and the
+    /// prior's, combined) from the expected one, on `quant_prior_conflict_min_points` samples
+    /// or more: the sensor's crystal is further off nominal than the prior allows. TUM RGB-D's
+    /// Kinect, 195 ppm slow, was held near nominal for its first 13 s (0.79 ms RMS against its
+    /// stamps' offline line, 0.38 ms with the drop); 30 Hz cameras 100-195 ppm off went from
+    /// 92-603 µs RMS to 46-103 µs. On the scenario kind (drifts within 30 ppm, 2.5 prior
+    /// standard deviations) no output changes; from 128 samples on, 14 of 300 S9 draws did (one
+    /// target lost: the early fits' standard deviation is too small).
+    pub quant_prior_conflict_sd: f64,
+    /// The samples a fit needs before its conflict with the prior counts (see
+    /// `quant_prior_conflict_sd`).
+    pub quant_prior_conflict_min_points: usize,
+    /// The output takes the expected period itself while the data's own estimate of the period
+    /// is within this many of its standard deviations of it (see the module documentation).
+    /// Measured on 320 draws of the quantised kind: 0.75, 1, 1.25, 1.5 and 2 meet 302, 304,
+    /// 307, 302 and 297 targets against 299 without the lock, at a mean RMS 1 %, 2 %, 4 %, 8 %
+    /// and 18 % higher.
+    ///
+    /// At 0, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub quant_lock_sd: f64,
+    /// History points a refit may cost per update, amortised: on a longer history the line is
+    /// refitted every `len / quant_refit_points` samples (rounded up). A 30 Hz camera's 40 s history
+    /// (1200-1800 points) is refitted every 3-4 samples, a full default history (8192 points)
+    /// every 16. Measured on 240 draws of the quantised kind: the same draws meet their targets
+    /// as with a refit at every sample, mean RMS 53.62 against 53.61 µs.
+    pub quant_refit_points: usize,
+    /// Newton iterations per refit (warm-started, usually one or two suffice).
+    pub quant_max_newton: usize,
+    /// A Newton step that moves the line by less than this (ns, anywhere over the history) ends
+    /// the iteration: far below the line's own uncertainty.
+    pub quant_newton_tol_ns: f64,
+    // ---- Reference pulses (`reference.rs`).
+    /// The pulses' phase deviation assumed before any is measured (in periods: a phase
+    /// tolerance of a quarter period).
+    pub ref_dev_start: f64,
+    /// Pulses in a row whose place on the arrival floor jumped by whole periods before the
+    /// pulses are renumbered to follow the samples, or that lie off the pulse line by more than
+    /// a quarter period before the line starts over (fewer are rejected as glitches).
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub ref_jump_run: u32,
+    // ---- A wandering rate (`wander.rs`).
+    /// Committed samples between two tests.
+    pub wander_check_every: u32,
+    /// Second differences needed at each lag for a test.
+    pub wander_min_d1: usize,
+    /// Second differences needed at the longer lag (see `wander_min_d1`).
+    pub wander_min_dl: usize,
+    /// The stream wanders once the ratio of the spreads reaches this on `wander_enter_checks`
+    /// tests in a row...
+    ///
+    /// Set off, none of the 13 public scenarios misses its target: it guards the case
+    /// described above.
+    pub wander_enter_ratio: f64,
+    /// Tests in a row at `wander_enter_ratio` or more before the tracker starts.
+    pub wander_enter_checks: u32,
+    /// ... and no longer once it falls below this.
+    pub wander_leave_ratio: f64,
+    /// A ratio this high (twice `wander_enter_ratio`) starts the tracker on one test: on the
+    /// live rig's camera it starts 2 s sooner.
+    pub wander_enter_at_once: f64,
+    /// The test runs only while the screen's ratio (running means, see `Wander::push`) is at
+    /// least this, or the tracker is in use.
+    pub wander_screen_ratio: f64,
+    /// The memory of the screen's running means, in blocks of `wander_check_every` samples.
+    pub wander_screen_blocks: u32,
+    /// A square in the screen's running means counts at most this many times the mean.
+    pub wander_screen_clip: f64,
+    /// The smallest jitter spread the test believes, as a fraction of the period: hardware
+    /// stamps have none, and the ratio of two zeros says nothing.
+    pub wander_floor_frac: f64,
+    /// A gap between two committed samples further than this (in periods) from their numbers'
+    /// distance keeps the second differences across it out of the test.
+    pub wander_gap_tol: f64,
+    /// A second difference at lag 1 this small (ns) repeats the gap before it exactly: a link's
+    /// interval, not a sensor's frame. Where this share of them, `wander_exact_share`, is, the
+    /// stream is not tested.
+    pub wander_exact_ns: f64,
+    /// See `wander_exact_ns`: the share of exact second differences from which the stream is
+    /// not tested.
+    pub wander_exact_share: f64,
+    /// A sample later than its prediction by this many standard deviations of the prediction is
+    /// not used (a stall or a queued sample).
+    pub wander_gate_sd: f64,
+    /// Samples in a row beyond the gate on the same side (later, or earlier, than the
+    /// prediction) after which the filter restarts at the arrival: the clock's phase stepped (a
+    /// frame longer than the others), which a stall does not do for two samples with a period
+    /// between them.
+    pub wander_step_run: u32,
+    /// A gap of more numbers than this restarts the filter.
+    pub wander_max_steps: i64,
+    /// The fewest samples in the ring a test needs.
+    pub wander_ring_min: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            young: 32,
+            young_check: 5,
+            young_ratio: 3.0,
+            young_slack: 0.02,
+            young_flat: 0.5,
+            period_contradicted: 1.5,
+            all_long: 1.3,
+            queued: 0.1,
+            queued_late: 4.0,
+            back_run: 3,
+            announce_timeout: 10,
+            stall_spread: 10.0,
+            loss_slack: 0.05,
+            loss_slack_jitter: 2.0,
+            loss_slack_min: 0.002,
+            loss_slack_period: 0.01,
+            prior_loss: 0.001,
+            prior_delay: 5.0,
+            evidence_cap: 64.0,
+            link_run: 3,
+            link_tol: 0.05,
+            link_sd: 4.0,
+            link_floor: 1e-4,
+            pause_early: 3.0,
+            drain_confirm: 4.0,
+            loss_watch: 32,
+            stride_run: 16,
+            renumber_run: 64,
+            restore_run: 3,
+            restore_tol: 0.25,
+            min_stats_points: 24,
+            ls_enter_ratio: 1.6,
+            ls_leave_ratio: 1.3,
+            exponential_ratio: 1.3,
+            ls_limit_sd: 5.0,
+            pulse_ls_enter_ratio: 2.2,
+            frozen_min_points: 256,
+            above_levels: [(2.0, 12), (1.0, 24), (0.5, 48)],
+            below_run: 4,
+            below_factor: 0.5,
+            drain_fall: 0.05,
+            drain_jitter: 4.0,
+            keep_after_change: 12,
+            pause_watch: 48,
+            pause_run_divisor: 3,
+            soft_tick_after: 64,
+            soft_tick_share: 0.75,
+            soft_tick_points: 512,
+            soft_tick_near: 0.1,
+            quant_prior_ppm: 12.0,
+            quant_anchor_memory: 2.0,
+            quant_anchor_min_points: 128,
+            quant_prior_gate_ppm: 200.0,
+            quant_prior_conflict_sd: 6.0,
+            quant_prior_conflict_min_points: 256,
+            quant_lock_sd: 1.0,
+            quant_refit_points: 512,
+            quant_max_newton: 6,
+            quant_newton_tol_ns: 100.0,
+            ref_dev_start: 0.25 / 6.0,
+            ref_jump_run: 3,
+            wander_check_every: 32,
+            wander_min_d1: 64,
+            wander_min_dl: 48,
+            wander_enter_ratio: 3.0,
+            wander_enter_checks: 2,
+            wander_leave_ratio: 2.0,
+            wander_enter_at_once: 6.0,
+            wander_screen_ratio: 2.0,
+            wander_screen_blocks: 2,
+            wander_screen_clip: 16.0,
+            wander_floor_frac: 1e-4,
+            wander_gap_tol: 0.5,
+            wander_exact_ns: 2.0,
+            wander_exact_share: 0.25,
+            wander_gate_sd: 4.0,
+            wander_step_run: 2,
+            wander_max_steps: 64,
+            wander_ring_min: 96,
+        }
+    }
+}
