@@ -15,7 +15,7 @@
 //! stamp yet, the combinator **waits** for it (it keeps draining every
 //! secondary stream into its buffer meanwhile), for at most
 //! [`PivotConfig::timeout`] on the clock, counted from the pivot's arrival
-//! (one resettable timer, [`ClockTimer`](crate::clock::ClockTimer), as the
+//! (one resettable timer, [`ClockTimer`], as the
 //! aligner and the synchronizers use: re-armed, not re-made, per pivot).
 //! What happens to a pivot with a missing value is configured by
 //! [`OnMissing`]: yield it with the per-stream errors, or drop it. Either way
