@@ -25,6 +25,7 @@ import json
 import os
 import struct
 import sys
+import threading
 import time
 
 import zenoh
@@ -108,20 +109,32 @@ def publish(a):
     s.close()
 
 
+_out = threading.Lock()
+
+
+def emit(record):
+    """One JSON line on stdout, whole: zenoh runs callbacks on several
+    threads, and two unguarded prints can interleave within a line."""
+    line = json.dumps(record) + "\n"
+    with _out:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
 def subscribe(a):
     s = session(a.endpoint, a.listen)
 
     def on_sample(sample):
         att = sample.attachment
-        print(json.dumps({
+        emit({
             "key": str(sample.key_expr),
             "attachment": att.to_bytes().hex() if att is not None else None,
             "payload": sample.payload.to_bytes().hex(),
-        }), flush=True)
+        })
 
     def on_token(sample):
-        print(json.dumps({"token": str(sample.key_expr),
-                          "alive": sample.kind == zenoh.SampleKind.PUT}), flush=True)
+        emit({"token": str(sample.key_expr),
+              "alive": sample.kind == zenoh.SampleKind.PUT})
 
     subs = [s.declare_subscriber(a.key, on_sample),
             s.liveliness().declare_subscriber("@ros2_lv/**", on_token, history=True)]
