@@ -10,7 +10,10 @@
 #[path = "../examples/ros2_pipeline.rs"]
 mod pipeline;
 
-use std::path::PathBuf;
+#[path = "ros2/stand_in.rs"]
+mod stand_in;
+
+use stand_in::{hex, python_zenoh, script};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -18,32 +21,6 @@ use syncline::TimeDelta;
 use syncline_ros2::attachment::Attachment;
 use syncline_ros2::cdr::{CdrReader, header_stamp};
 use syncline_zenoh::ros2::Ros2Config;
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ros2/rmw_node.py")
-}
-
-fn python_zenoh() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import zenoh"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("SYNCLINE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-            "python3 -c 'import zenoh' fails: pip install eclipse-zenoh"
-        );
-        eprintln!("skipped: Python's zenoh (pip install eclipse-zenoh) is not installed");
-    }
-    ok
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pipeline_restamps_aligns_synchronizes_and_republishes() {

@@ -6,36 +6,14 @@
 //! Where Python's zenoh is missing the tests say so and pass, unless
 //! `SYNCLINE_REQUIRE_INTEROP=1` (CI sets it and installs the package).
 
-use std::path::PathBuf;
+#[path = "../../../tests/ros2/stand_in.rs"]
+mod stand_in;
+
+use stand_in::{free_endpoint, python_zenoh, script};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ros2/rmw_node.py")
-}
-
-fn python_zenoh() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import zenoh"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("SYNCLINE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-            "python3 -c 'import zenoh' fails: pip install eclipse-zenoh"
-        );
-        eprintln!("skipped: Python's zenoh (pip install eclipse-zenoh) is not installed");
-    }
-    ok
-}
-
-fn free_endpoint() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("tcp/127.0.0.1:{}", listener.local_addr().unwrap().port())
-}
 
 fn syncline(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_syncline"))

@@ -8,6 +8,10 @@
 //! pass, unless `SYNCLINE_REQUIRE_INTEROP=1` / `SYNCLINE_REQUIRE_HIROZ=1`
 //! (CI sets both, installs the package and builds the node).
 
+#[path = "../../../tests/ros2/stand_in.rs"]
+mod stand_in;
+
+use stand_in::{free_endpoint, hex, python_zenoh, script};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -20,27 +24,6 @@ use syncline_ros2::types::nav_msgs::Odometry;
 use syncline_ros2::types::sensor_msgs::Imu;
 use syncline_ros2::types::std_msgs::Header;
 use syncline_zenoh::ros2::{Ros2Config, Ros2Error, Ros2Node, StampSource, SubscribeOptions};
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ros2/rmw_node.py")
-}
-
-/// Whether the stand-in can run here; panics where CI requires it.
-fn python_zenoh() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import zenoh"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("SYNCLINE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-            "python3 -c 'import zenoh' fails: pip install eclipse-zenoh"
-        );
-        eprintln!("skipped: Python's zenoh (pip install eclipse-zenoh) is not installed");
-    }
-    ok
-}
 
 /// The hiroz stand-in node (`interop/hiroz`, its own workspace so that
 /// hiroz's zenoh features stay out of syncline's build): at
@@ -67,11 +50,6 @@ fn node_binary() -> Option<PathBuf> {
          (cargo build --release --manifest-path interop/hiroz/Cargo.toml)"
     );
     None
-}
-
-fn free_endpoint() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("tcp/127.0.0.1:{}", listener.local_addr().unwrap().port())
 }
 
 fn listening(endpoint: &str) -> Ros2Config {
@@ -340,12 +318,6 @@ async fn what_syncline_publishes_another_implementation_reads() {
         tokens.iter().any(|t| t.contains("/MP/%/%syncline/restamper/%syncline%imu_restamped/sensor_msgs::msg::dds_::Imu_/RIHS01_7d9a")),
         "{tokens:?}"
     );
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
 }
 
 /// syncline's publisher and subscriber with each other (no Python): the
