@@ -61,6 +61,23 @@ fn listening(endpoint: &str) -> Ros2Config {
     }
 }
 
+/// A node listening on a fresh loopback endpoint, and that endpoint.
+async fn loopback_node(name: &str, namespace: &str) -> (Ros2Node, String) {
+    let endpoint = free_endpoint();
+    let node = Ros2Node::new(&listening(&endpoint), name, namespace)
+        .await
+        .unwrap();
+    (node, endpoint)
+}
+
+/// The stream's next item, which must come within 10 s.
+async fn next<S: futures::Stream + Unpin>(stream: &mut S) -> S::Item {
+    tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("the next message arrives within 10 s")
+        .expect("the stream goes on")
+}
+
 fn stand_in(args: &[&str]) -> Child {
     let mut python = Command::new("python3");
     python.arg(script());
@@ -91,10 +108,7 @@ async fn a_namespaced_topic_with_skipped_numbers_arrives_stamped_and_counted() {
     if !python_zenoh() {
         return;
     }
-    let endpoint = free_endpoint();
-    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
-        .await
-        .unwrap();
+    let (node, endpoint) = loopback_node("syncline_test", "").await;
     let mut sub = node
         .subscribe("/robot1/imu", SubscribeOptions::default())
         .await
@@ -120,10 +134,7 @@ async fn a_namespaced_topic_with_skipped_numbers_arrives_stamped_and_counted() {
     assert_eq!(sent.len(), 36);
     let mut got = Vec::new();
     while got.len() < sent.len() {
-        let msg = tokio::time::timeout(Duration::from_secs(10), sub.next())
-            .await
-            .expect("every message sent arrives")
-            .unwrap();
+        let msg = next(&mut sub).await;
         got.push(msg);
     }
     for (msg, line) in got.iter().zip(&sent) {
@@ -156,10 +167,7 @@ async fn humble_keys_are_understood() {
     if !python_zenoh() {
         return;
     }
-    let endpoint = free_endpoint();
-    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
-        .await
-        .unwrap();
+    let (node, endpoint) = loopback_node("syncline_test", "").await;
     let mut sub = node
         .subscribe("imu", SubscribeOptions::default())
         .await
@@ -184,10 +192,7 @@ async fn humble_keys_are_understood() {
             .ends_with("/TypeHashNotSupported")
     );
     for line in &sent {
-        let msg = tokio::time::timeout(Duration::from_secs(10), sub.next())
-            .await
-            .unwrap()
-            .unwrap();
+        let msg = next(&mut sub).await;
         assert_eq!(msg.stamp.as_nanos(), line["stamp_ns"].as_i64().unwrap());
     }
 }
@@ -197,10 +202,7 @@ async fn the_graph_lists_the_stand_ins_topic() {
     if !python_zenoh() {
         return;
     }
-    let endpoint = free_endpoint();
-    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
-        .await
-        .unwrap();
+    let (node, endpoint) = loopback_node("syncline_test", "").await;
     let mut sub = node
         .subscribe("/robot1/imu", SubscribeOptions::default())
         .await
@@ -221,10 +223,7 @@ async fn the_graph_lists_the_stand_ins_topic() {
         "0.5",
     ]);
     // Once data flows, the publisher's tokens are declared.
-    tokio::time::timeout(Duration::from_secs(10), sub.next())
-        .await
-        .unwrap()
-        .unwrap();
+    next(&mut sub).await;
     let graph = node.graph(Duration::from_secs(2)).await.unwrap();
     let topic = &graph.topics["/robot1/imu"];
     assert_eq!(topic.publishers, 1);
@@ -243,10 +242,7 @@ async fn what_syncline_publishes_another_implementation_reads() {
     if !python_zenoh() {
         return;
     }
-    let endpoint = free_endpoint();
-    let node = Ros2Node::new(&listening(&endpoint), "restamper", "/syncline")
-        .await
-        .unwrap();
+    let (node, endpoint) = loopback_node("restamper", "/syncline").await;
     let mut publisher = node
         .publisher("imu_restamped", "sensor_msgs/msg/Imu")
         .await
@@ -324,8 +320,7 @@ async fn what_syncline_publishes_another_implementation_reads() {
 /// header stamps, the sequence numbers and the type survive the round trip.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn syncline_publishes_to_syncline() {
-    let endpoint = free_endpoint();
-    let a = Ros2Node::new(&listening(&endpoint), "a", "").await.unwrap();
+    let (a, endpoint) = loopback_node("a", "").await;
     let b = Ros2Node::new(
         &Ros2Config {
             domain: 0,
@@ -375,10 +370,7 @@ async fn syncline_publishes_to_syncline() {
         }
     }
     while received.len() < 200 {
-        let m = tokio::time::timeout(Duration::from_secs(10), sub.next())
-            .await
-            .unwrap()
-            .unwrap();
+        let m = next(&mut sub).await;
         received.push(m);
     }
     let first_seq = received[0].value.attachment.unwrap().sequence_number;
@@ -395,10 +387,7 @@ async fn syncline_publishes_to_syncline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_hiroz_publishes_syncline_receives_stamped_numbered_and_typed() {
     let Some(binary) = node_binary() else { return };
-    let endpoint = free_endpoint();
-    let node = Ros2Node::new(&listening(&endpoint), "syncline_test", "")
-        .await
-        .unwrap();
+    let (node, endpoint) = loopback_node("syncline_test", "").await;
     let mut sub = node
         .subscribe("/hiroz/imu", SubscribeOptions::default())
         .await
@@ -460,10 +449,7 @@ async fn what_hiroz_publishes_syncline_receives_stamped_numbered_and_typed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_syncline_publishes_hiroz_receives() {
     let Some(binary) = node_binary() else { return };
-    let endpoint = free_endpoint();
-    let node = Ros2Node::new(&listening(&endpoint), "syncline_talker", "")
-        .await
-        .unwrap();
+    let (node, endpoint) = loopback_node("syncline_talker", "").await;
     // hiroz's subscriber keys on the exact type hash: syncline's RIHS01 for
     // sensor_msgs/Imu must equal the one hiroz generated from ROS's .msg.
     let mut publisher = node
