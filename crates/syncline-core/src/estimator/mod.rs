@@ -92,6 +92,7 @@ mod changes;
 mod config;
 mod counter;
 mod fit;
+mod history;
 mod loss;
 mod output;
 mod quant;
@@ -291,8 +292,10 @@ struct Ambiguous {
 /// [`Estimator::watch_drain`]).
 #[derive(Debug, Clone)]
 struct DrainWatch {
-    /// The estimator as the verdict found it (the judged sample pending,
-    /// the arrival that judged it not yet numbered).
+    /// The estimator's state as the verdict found it (the judged sample
+    /// pending, the arrival that judged it not yet numbered), without its
+    /// buffers: the fits' histories are marked instead (see
+    /// [`Estimator::shell`]).
     before: Estimator,
     /// The judged sample's arrival (the first after the gap).
     first: i64,
@@ -386,6 +389,9 @@ pub struct Estimator {
     ref_young: Option<YoungSummary>,
     /// A pause verdict under watch (see [`Self::watch_drain`]).
     drain_watch: Option<Box<DrainWatch>>,
+    /// The drain watch's room while none is under watch, allocated with
+    /// the estimator (`None` in a copy of its state, see [`Self::shell`]).
+    drain_room: Option<Box<DrainWatch>>,
     /// A loss verdict under watch (see [`Self::watch_loss`]).
     loss_watch: Option<LossWatch>,
     /// A backlog is draining: samples arriving less than a period after
@@ -463,7 +469,7 @@ impl Estimator {
             wandering: false,
             last_estimate: None,
         };
-        Ok(Estimator {
+        let mut est = Estimator {
             cfg,
             max_span,
             fit,
@@ -501,6 +507,7 @@ impl Estimator {
             ref_dev: cfg.tuning.ref_dev_start,
             ref_young: None,
             drain_watch: None,
+            drain_room: None,
             loss_watch: None,
             draining: false,
             force_delayed: false,
@@ -511,7 +518,43 @@ impl Estimator {
             wander: Wander::new(cfg.tuning),
             out: Monotone::default(),
             st,
-        })
+        };
+        est.drain_room = Some(Box::new(DrainWatch {
+            before: est.shell(),
+            first: 0,
+            period: 0.0,
+            confirm: 0.0,
+            arrivals: [0; DRAIN_WATCH],
+            len: 0,
+            link: None,
+            steps: [1; DRAIN_WATCH],
+            numbers: [i64::MIN; DRAIN_WATCH],
+        }));
+        Ok(est)
+    }
+
+    /// The estimator's state without its buffers (no allocation): what a
+    /// drain watch keeps of the estimator as a verdict found it, with the
+    /// fits' histories marked (see [`Self::watch_drain`]).
+    fn shell(&self) -> Estimator {
+        Estimator {
+            fit: self.fit.shell(),
+            refs: self.refs.shell(),
+            wander: self.wander.shell(),
+            drain_watch: None,
+            drain_room: None,
+            st: self.st.clone(),
+            ..*self
+        }
+    }
+
+    /// Ends the drain watch, if any: the verdict stands.
+    fn end_drain_watch(&mut self) {
+        if let Some(w) = self.drain_watch.take() {
+            self.drain_room = Some(w);
+            self.fit.unmark();
+            self.refs.unmark();
+        }
     }
 
     /// The configuration.
@@ -591,7 +634,7 @@ impl Estimator {
     /// announcement when the sample is on time for it as often as the
     /// driver's announcements have proven right (see `announcement_fits`).
     pub fn update_loss(&mut self) {
-        self.drain_watch = None;
+        self.end_drain_watch();
         self.loss_watch = None;
         self.announced = self.announced.saturating_add(1);
         self.announce_age = 0;
@@ -604,7 +647,7 @@ impl Estimator {
     /// before the estimator can place it is kept (the latest one) and used
     /// once possible.
     pub fn update_reference(&mut self, hw: Timestamp) -> ReferenceOutcome {
-        self.drain_watch = None;
+        self.end_drain_watch();
         self.loss_watch = None;
         self.st.references += 1;
         self.place_reference(hw.as_nanos())
