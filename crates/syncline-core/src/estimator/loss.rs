@@ -290,7 +290,7 @@ impl Estimator {
             return;
         };
         self.fit.mark();
-        self.refs.mark();
+        self.pulses.refs.mark();
         w.before = Estimator {
             pending: Some(pd),
             ..self.shell()
@@ -326,8 +326,8 @@ impl Estimator {
         let live = &mut w.before;
         std::mem::swap(&mut self.fit, &mut live.fit);
         self.fit.undo(&live.fit);
-        std::mem::swap(&mut self.refs, &mut live.refs);
-        self.refs.undo(&live.refs);
+        std::mem::swap(&mut self.pulses.refs, &mut live.pulses.refs);
+        self.pulses.refs.undo(&live.pulses.refs);
         std::mem::swap(&mut self.wander, &mut live.wander);
         self.wander.restore(&live.wander);
     }

@@ -104,10 +104,11 @@ use changes::{Changes, Residuals};
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 use counter::Counter;
 pub use fit::FitMode;
-use fit::{Line, LineFit, Point, YoungSummary, round};
+use fit::{Line, LineFit, Point, round};
 use loss::LossEvidence;
 use output::Monotone;
 use quant::ArrivalClock;
+use reference::Pulses;
 pub use tuning::Tuning;
 use wander::Wander;
 
@@ -323,7 +324,8 @@ pub struct Estimator {
     cfg: EstimatorConfig,
     max_span: i64,
     fit: LineFit,
-    refs: LineFit,
+    /// Stage 5: the reference pulses (see `reference.rs`).
+    pulses: Pulses,
     pending: Option<Pending>,
     last_arrival: Option<i64>,
     /// Rejected backwards arrivals in a row, and the latest of them.
@@ -365,28 +367,10 @@ pub struct Estimator {
     committed_n: i64,
     /// Stage 3: the change detector (see `changes.rs`).
     changes: Changes,
-    deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
     /// has matured.
     young_anchor: Option<Point>,
     matured: bool,
-    ref_offset: Option<f64>,
-    last_ref_n: Option<i64>,
-    /// Offset of the pulses' place on the arrival floor from their numbers.
-    ref_phase: Option<f64>,
-    /// Pulses in a row whose offset jumped by whole periods.
-    ref_jumps: u32,
-    /// Pulses in a row off the pulse line or off the phase.
-    ref_misfits: u32,
-    /// Pulses in a row numbered after the first sample whose arrival floor
-    /// is not before them.
-    ref_early: u32,
-    /// Mean deviation of the pulses' place on the floor from their phase,
-    /// in periods.
-    ref_dev: f64,
-    /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
-    /// of its last pulse; `None` once it has statistics.
-    ref_young: Option<YoungSummary>,
     /// A pause verdict under watch (see [`Self::watch_drain`]).
     drain_watch: Option<Box<DrainWatch>>,
     /// The drain watch's room while none is under watch, allocated with
@@ -440,7 +424,7 @@ impl Estimator {
         .clamp(16, MAX_CAPACITY);
         let mut fit = LineFit::new(cap, cfg.tuning);
         fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
-        let refs = LineFit::for_pulses(cap, cfg.tuning);
+        let pulses = Pulses::new(cap, &cfg);
         let st = EstimatorStatus {
             period_ns: cfg.period.map(|p| p.as_nanos() as f64),
             latency_ns: cfg.min_latency.as_nanos(),
@@ -473,7 +457,7 @@ impl Estimator {
             cfg,
             max_span,
             fit,
-            refs,
+            pulses,
             pending: None,
             last_arrival: None,
             back_run: 0,
@@ -495,17 +479,8 @@ impl Estimator {
             restore_run: (0, 0, 0),
             committed_n: 0,
             changes: Changes::default(),
-            deferred_ref: None,
             young_anchor: None,
             matured: false,
-            ref_offset: None,
-            last_ref_n: None,
-            ref_phase: None,
-            ref_jumps: 0,
-            ref_misfits: 0,
-            ref_early: 0,
-            ref_dev: cfg.tuning.ref_dev_start,
-            ref_young: None,
             drain_watch: None,
             drain_room: None,
             loss_watch: None,
@@ -539,7 +514,7 @@ impl Estimator {
     fn shell(&self) -> Estimator {
         Estimator {
             fit: self.fit.shell(),
-            refs: self.refs.shell(),
+            pulses: self.pulses.shell(),
             wander: self.wander.shell(),
             drain_watch: None,
             drain_room: None,
@@ -553,7 +528,7 @@ impl Estimator {
         if let Some(w) = self.drain_watch.take() {
             self.drain_room = Some(w);
             self.fit.unmark();
-            self.refs.unmark();
+            self.pulses.refs.unmark();
         }
     }
 
@@ -653,6 +628,12 @@ impl Estimator {
         self.place_reference(hw.as_nanos())
     }
 
+    /// Stage 5: places the pulse stamped `h` (see [`Pulses::place`]).
+    fn place_reference(&mut self, h: i64) -> ReferenceOutcome {
+        self.pulses
+            .place(h, &self.fit, &self.cfg, self.max_span, &mut self.st)
+    }
+
     /// The status (cheap; available before any sample).
     pub fn status(&self) -> EstimatorStatus {
         let mut st = self.st.clone();
@@ -667,7 +648,7 @@ impl Estimator {
         st.wandering = self.wander.active;
         st.held = self.out.held;
         st.arrival_tick_ns = self.fit.quantised_tick.map(round);
-        st.latency_ns = match self.ref_offset {
+        st.latency_ns = match self.pulses.offset {
             Some(o) => o.round() as i64,
             None => self.cfg.min_latency.as_nanos(),
         };
@@ -1059,9 +1040,7 @@ impl Estimator {
         self.young_anchor = None;
         self.matured = false;
         self.fit.clear();
-        self.forget_pulses();
-        self.ref_offset = None;
-        self.last_ref_n = None;
+        self.pulses.restart(&self.cfg);
         self.forget_change_runs();
         self.clock.reset();
         self.step_run = DivisorRun::default();
@@ -1644,20 +1623,20 @@ impl Estimator {
         if std::mem::take(&mut self.fit.inconsistent) {
             let keep = self.fit.len() / 4;
             self.fit.keep_last(keep);
-            self.forget_pulses();
+            self.pulses.forget(&self.cfg);
             self.st.changes_detected += 1;
         }
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {
             self.fit.keep_last(self.cfg.tuning.keep_after_change);
-            self.refs.keep_last(2);
-            self.summarise_pulses();
+            self.pulses.refs.keep_last(2);
+            self.pulses.summarise(&self.fit);
             self.forget_change_runs();
             self.st.changes_detected += 1;
         }
         if self.fit.len() >= self.cfg.tuning.min_stats_points
-            && let Some(h) = self.deferred_ref.take()
+            && let Some(h) = self.pulses.deferred.take()
         {
             self.place_reference(h);
         }
@@ -1694,7 +1673,7 @@ impl Estimator {
     /// leaves the i64 range (times near its ends), the arrival stands.
     #[inline(always)]
     fn estimate_at(&self, n: i64, q: i64, period: Option<f64>) -> Timestamp {
-        if let Some(v) = self.reference_estimate(n, q, period) {
+        if let Some(v) = self.pulses.estimate(&self.fit, &self.cfg, n, q, period) {
             return Timestamp::from_nanos(v);
         }
         if let Some(e) = self.wander.estimate(n, q) {
@@ -1715,7 +1694,7 @@ impl Estimator {
                 None => q,
             },
         };
-        let latency = match self.ref_offset {
+        let latency = match self.pulses.offset {
             Some(o) => round(o),
             None => self.cfg.min_latency.as_nanos(),
         };
