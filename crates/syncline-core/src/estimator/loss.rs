@@ -571,7 +571,8 @@ impl Estimator {
     /// * otherwise it is late itself and decides nothing.
     #[cold]
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
-        let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
+        let spread =
+            (self.fit.mean_r + self.cfg.tuning.verdict_spread_sd * self.fit.std_r).min(0.5 * p);
         let std = self.fit.std_r.min(0.5 * p);
         let paused = r + (alt.lost - alt.delayed) as f64 * p > self.cfg.tuning.stall_spread * p
             && (-self.cfg.tuning.pause_early * std..=spread).contains(&(gap - p));
@@ -632,7 +633,7 @@ impl Estimator {
     /// Density of residual `r` above the floor for a sample on time: the
     /// jitter, exponential with the measured mean.
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
-        let mu = self.fit.mean_r.max(p * 1e-4);
+        let mu = self.fit.mean_r.max(p * self.cfg.tuning.on_time_mean_min);
         (-r.max(0.0) / mu).exp() / mu
     }
 }

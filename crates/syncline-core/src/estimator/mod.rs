@@ -259,7 +259,8 @@ impl LinkDrain {
             // like Student's t with as many degrees of freedom.
             let n = f64::from(self.gaps.max(2));
             let sd = (self.m2 / (n - 1.0)).sqrt() * (k + k * k / n).sqrt();
-            (t.link_sd * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(t.link_floor * d, t.link_tol * d)
+            (t.link_sd * (1.0 + t.link_widen / (n - 1.0)) * sd)
+                .clamp(t.link_floor * d, t.link_tol * d)
         };
         (k >= 1.0 && (gap - k * d).abs() <= tol).then_some(k)
     }
@@ -978,7 +979,7 @@ impl Estimator {
         // A whole multiple of the configured period (a rate set up in the
         // wrong unit or twice too high) is kept exact.
         let k = (median / p).round();
-        let period = if (median - k * p).abs() <= 0.05 * median {
+        let period = if (median - k * p).abs() <= self.cfg.tuning.period_multiple_tol * median {
             k * p
         } else {
             median
@@ -1386,7 +1387,10 @@ impl Estimator {
         };
         let r0 = q.saturating_sub(last) as f64 - p;
         let m = (r0 / p).round();
-        if queued || m < 1.0 || (r0 - m * p).abs() > 0.25 * p || self.cfg.loss_threshold == u32::MAX
+        if queued
+            || m < 1.0
+            || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p
+            || self.cfg.loss_threshold == u32::MAX
         {
             return (base, 0, None);
         }
@@ -1407,7 +1411,8 @@ impl Estimator {
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
         // The gcd only shrinks: once below 2 % of the period it stays there
         // and is no longer worth computing.
-        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * 0.02);
+        let t = self.cfg.tuning;
+        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * t.coarse_tick);
         if gap > 0 && (self.clock.tick == 0 || coarse(self.clock.tick)) {
             self.clock.tick = gcd(self.clock.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
             self.clock.gaps = self.clock.gaps.saturating_add(1);
@@ -1417,9 +1422,10 @@ impl Estimator {
                 // tick that does not makes the floor follow the grid.
                 let tick = self.clock.tick as f64;
                 let phase = (p / tick).fract();
-                self.fit.quantised_tick =
-                    (self.clock.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
-                        .then_some(tick);
+                self.fit.quantised_tick = (self.clock.gaps >= t.coarse_tick_gaps
+                    && tick >= p * t.coarse_tick
+                    && (t.tick_phase_min..t.tick_phase_max).contains(&phase))
+                .then_some(tick);
                 if !coarse(self.clock.tick) {
                     self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
                     self.clock.soft_from = self.last_n.unwrap_or(i64::MIN);
@@ -1487,7 +1493,11 @@ impl Estimator {
         };
         let Some(tick) = HOST_TICKS
             .into_iter()
-            .filter(|&t| t >= p * 0.02 && (0.05..0.95).contains(&(p / t).fract()))
+            .filter(|&t| {
+                t >= p * self.cfg.tuning.coarse_tick
+                    && (self.cfg.tuning.tick_phase_min..self.cfg.tuning.tick_phase_max)
+                        .contains(&(p / t).fract())
+            })
             .find(|&t| gathered(t))
         else {
             return;

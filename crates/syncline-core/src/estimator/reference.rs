@@ -101,15 +101,16 @@ impl Pulses {
         // Without a pulse line: the first sample whose arrival floor, less
         // the known minimum latency, is not before the pulse (a tenth of a
         // period of slack for a pulse stamped a little after its sample).
-        let first_after = |x: f64| (x - 0.1).ceil();
+        let t = cfg.tuning;
+        let first_after = |x: f64| (x - t.ref_first_slack).ceil();
         let xf = floor.solve(h.saturating_add(cfg.min_latency.as_nanos()));
         // A pulse further off the pulse line than its spread allows (ten
         // standard deviations once the line has statistics, at least a
         // hundredth and at most a quarter of a period) is a glitch.
         let tolerance = if self.refs.stats_valid() {
-            (10.0 * self.refs.std_r).clamp(0.01 * p, 0.25 * p)
+            (t.ref_glitch_sd * self.refs.std_r).clamp(t.ref_glitch_min * p, t.ref_glitch_max * p)
         } else {
-            0.25 * p
+            t.ref_glitch_max * p
         };
         // A floor fit of the pulses (see `LineFit::for_pulses`) numbers
         // and judges a pulse from the middle of their spread above it (the
@@ -121,7 +122,7 @@ impl Pulses {
         // residual (at least 10⁻⁴ of a period).
         let (below, centre) = if self.refs.stats_valid() && self.refs.mode == FitMode::Hull {
             (
-                self.refs.mean_r.max(1e-4 * p).min(tolerance),
+                self.refs.mean_r.max(t.ref_below_min * p).min(tolerance),
                 self.refs.mean_r,
             )
         } else {
@@ -130,7 +131,7 @@ impl Pulses {
         // Its place on the floor must keep the pulses' phase (up to whole
         // periods: renumberings, `follow_samples`) within six times its
         // mean deviation so far (3 % to 25 % of a period).
-        let phase_tolerance = (6.0 * self.dev).clamp(0.03, 0.25);
+        let phase_tolerance = (t.ref_phase_sd * self.dev).clamp(t.ref_phase_min, t.ref_phase_max);
         let off_phase = |x: f64| match (xf, self.phase) {
             (Some(xf), Some(phase)) => {
                 let d = xf - x - phase;
@@ -218,8 +219,8 @@ impl Pulses {
             match self.phase {
                 None => self.phase = Some(d),
                 Some(phase) if (d - phase).abs() < 0.5 => {
-                    self.dev += ((d - phase).abs() - self.dev) / 8.0;
-                    self.phase = Some(phase + (d - phase) / 8.0);
+                    self.dev += ((d - phase).abs() - self.dev) / t.ref_phase_gain;
+                    self.phase = Some(phase + (d - phase) / t.ref_phase_gain);
                 }
                 Some(_) => {}
             }
@@ -382,7 +383,7 @@ impl Pulses {
         let v = self.pulse_line(fit)?.eval(n)?;
         // A pulse cannot follow its sample's arrival: if it would, the
         // pulses are matched to the wrong samples; use the arrivals.
-        (v <= q.saturating_add((0.25 * p) as i64)).then_some(v)
+        (v <= q.saturating_add((cfg.tuning.ref_after_arrival * p) as i64)).then_some(v)
     }
 }
 
