@@ -18,8 +18,7 @@
 //! still in the history plus the points before them), so the amortised cost
 //! per point is O(1) and nothing is allocated after construction.
 
-use std::collections::VecDeque;
-
+use super::history::History;
 use super::quant::QuantFit;
 use super::tuning::Tuning;
 
@@ -175,7 +174,7 @@ fn hull_push_to(hull: &mut Vec<(i64, i64)>, x: i64, y: i64) {
 /// A bounded history of points with a floor (hull) fit and a least-squares fit.
 #[derive(Debug, Clone)]
 pub(crate) struct LineFit {
-    pts: VecDeque<Point>,
+    pts: History,
     cap: usize,
     anchor_n: i64,
     anchor_q: i64,
@@ -236,7 +235,7 @@ impl LineFit {
         let cap = cap.max(8);
         LineFit {
             t,
-            pts: VecDeque::with_capacity(cap),
+            pts: History::with_capacity(cap),
             cap,
             anchor_n: 0,
             anchor_q: 0,
@@ -277,15 +276,6 @@ impl LineFit {
         self.quant.clear();
         self.rebuild_now();
         self.stats_valid = false;
-    }
-
-    /// Makes room for `cap` points again (a copy of the fit holds only its
-    /// points); allocates only if it lacks the room.
-    pub fn restore_capacity(&mut self) {
-        self.pts.reserve(self.cap.saturating_sub(self.pts.len()));
-        self.hull.reserve(self.cap.saturating_sub(self.hull.len()));
-        self.spare
-            .reserve(self.cap.saturating_sub(self.spare.len()));
     }
 
     /// History points the quantised fit has refitted over, summed over
@@ -1087,6 +1077,8 @@ impl LineFit {
         }
     }
 }
+
+mod undo;
 
 #[cfg(test)]
 mod tests {

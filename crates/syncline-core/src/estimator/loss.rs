@@ -266,12 +266,16 @@ impl Estimator {
         self.last_n = Some(chain_n);
     }
 
-    /// Keeps the estimator as a pause verdict on the pending sample `pd`
-    /// (judged by the arrival `q`) finds it, so that the arrivals after it
-    /// can overturn the verdict (see [`Self::watch_drain`]). Not with a
-    /// device counter (which numbers a drain itself), announcements or
-    /// reference pulses (which a replay would not see again), nor during a
-    /// drain. The copy is the one allocation, at a rare event.
+    /// Keeps the estimator's state as a pause verdict on the pending
+    /// sample `pd` (judged by the arrival `q`) finds it, so that the
+    /// arrivals after it can overturn the verdict (see
+    /// [`Self::watch_drain`]). Not with a device counter (which numbers a
+    /// drain itself), announcements or reference pulses (which a replay
+    /// would not see again), nor during a drain. What is kept is bounded
+    /// and allocates nothing: the stages' scalar state, copied into the
+    /// watch's room (allocated with the estimator), and marks on the fits'
+    /// histories, whose marked points stay in their slots while the watch
+    /// lasts.
     #[cold]
     fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64) {
         if self.drain_watch.is_some()
@@ -282,28 +286,50 @@ impl Estimator {
         {
             return;
         }
-        let mut before = self.clone();
-        before.pending = Some(pd);
-        let mut arrivals = [0; DRAIN_WATCH];
-        arrivals[0] = q;
-        self.drain_watch = Some(Box::new(DrainWatch {
-            before,
-            first: pd.point.q,
-            period: p,
-            // At least `Tuning::drain_fall` of a period: a jitter-free pause (its
-            // gaps a fitted period give or take a few ns) is no drain.
-            confirm: (self.cfg.tuning.drain_confirm
-                * std::f64::consts::SQRT_2
-                * self.fit.std_r.min(0.5 * p))
-            .max(self.cfg.tuning.drain_fall * p),
-            arrivals,
-            len: 1,
-            link: Some(q.saturating_sub(pd.point.q) as f64)
-                .filter(|&gap| gap < p)
-                .map(LinkDrain::start),
-            steps: [1; DRAIN_WATCH],
-            numbers: [i64::MIN; DRAIN_WATCH],
-        }));
+        let Some(mut w) = self.drain_room.take() else {
+            return;
+        };
+        self.fit.mark();
+        self.pulses.refs.mark();
+        w.before = Estimator {
+            pending: Some(pd),
+            ..self.shell()
+        };
+        w.first = pd.point.q;
+        w.period = p;
+        // At least `Tuning::drain_fall` of a period: a jitter-free pause (its
+        // gaps a fitted period give or take a few ns) is no drain.
+        w.confirm = (self.cfg.tuning.drain_confirm
+            * std::f64::consts::SQRT_2
+            * self.fit.std_r.min(0.5 * p))
+        .max(self.cfg.tuning.drain_fall * p);
+        w.arrivals = [0; DRAIN_WATCH];
+        w.arrivals[0] = q;
+        w.len = 1;
+        w.link = Some(q.saturating_sub(pd.point.q) as f64)
+            .filter(|&gap| gap < p)
+            .map(LinkDrain::start);
+        w.steps = [1; DRAIN_WATCH];
+        w.numbers = [i64::MIN; DRAIN_WATCH];
+        self.drain_watch = Some(w);
+    }
+
+    /// Puts the estimator back as the drain watch `w` found it (see
+    /// [`Self::arm_drain_watch`]): the stages' state from the copy, the
+    /// fits' histories to their marks. The buffers stay (the state in `w`
+    /// is left without them); the watch's room is kept for the next one.
+    #[cold]
+    fn undo_to(&mut self, w: &mut DrainWatch) {
+        // `self` becomes the copy, `w.before` the live estimator; then each
+        // buffered stage goes back to the copy's state in its live buffers.
+        std::mem::swap(self, &mut w.before);
+        let live = &mut w.before;
+        std::mem::swap(&mut self.fit, &mut live.fit);
+        self.fit.undo(&live.fit);
+        std::mem::swap(&mut self.pulses.refs, &mut live.pulses.refs);
+        self.pulses.refs.undo(&live.pulses.refs);
+        std::mem::swap(&mut self.wander, &mut live.wander);
+        self.wander.restore(&live.wander);
     }
 
     /// After a pause verdict, the arrivals that follow tell a pause from a
@@ -321,7 +347,9 @@ impl Estimator {
     /// delayed, and the arrivals since are numbered again as a draining
     /// backlog (queued while they come within a period and are still
     /// late), which keeps the clock line and the numbering of before the
-    /// stall. The estimates already returned stand.
+    /// stall. The estimates already returned stand. Putting the
+    /// estimator back costs no copy of its history (see
+    /// [`Self::arm_drain_watch`]).
     ///
     /// Each gap shorter than a period is one interval of the link; the
     /// gaps measure it (a [`LinkDrain`]). A longer gap that is a whole
@@ -349,11 +377,11 @@ impl Estimator {
             _ => None,
         };
         let (Some(k), Some(g)) = (k, gap) else {
-            self.drain_watch = None;
+            self.end_drain_watch();
             return None;
         };
         if index.is_some() || w.len >= DRAIN_WATCH {
-            self.drain_watch = None;
+            self.end_drain_watch();
             return None;
         }
         match w.link.as_mut() {
@@ -368,19 +396,14 @@ impl Estimator {
         if deficit < w.confirm {
             return None;
         }
-        let DrainWatch {
-            before,
-            first,
-            arrivals,
-            len,
-            steps,
-            numbers,
-            ..
-        } = *self.drain_watch.take()?;
+        let mut w = self.drain_watch.take()?;
+        let (first, arrivals, len, steps, numbers) =
+            (w.first, w.arrivals, w.len, w.steps, w.numbers);
         // The model goes back; the estimates returned since stand, and so
         // do the revisions counted.
         let (out, revisions, revised_now) = (self.out, self.st.revisions, self.revised_now);
-        *self = before;
+        self.undo_to(&mut w);
+        self.drain_room = Some(w);
         (self.out, self.st.revisions, self.revised_now) = (out, revisions, revised_now);
         // The judged sample becomes the delayed one; the arrivals since are
         // numbered again, and each whose number moves is a revision.
@@ -389,8 +412,6 @@ impl Estimator {
             .and_then(|pd| pd.alt.map(|alt| alt.delayed != pd.sample))
             .map_or(0, usize::from);
         let replaying = std::mem::replace(&mut self.replaying, true);
-        self.fit.restore_capacity();
-        self.refs.restore_capacity();
         self.force_delayed = true;
         self.draining = true;
         // The copy was taken within the judging arrival's update.
@@ -550,7 +571,8 @@ impl Estimator {
     /// * otherwise it is late itself and decides nothing.
     #[cold]
     fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
-        let spread = (self.fit.mean_r + 4.0 * self.fit.std_r).min(0.5 * p);
+        let spread =
+            (self.fit.mean_r + self.cfg.tuning.verdict_spread_sd * self.fit.std_r).min(0.5 * p);
         let std = self.fit.std_r.min(0.5 * p);
         let paused = r + (alt.lost - alt.delayed) as f64 * p > self.cfg.tuning.stall_spread * p
             && (-self.cfg.tuning.pause_early * std..=spread).contains(&(gap - p));
@@ -611,7 +633,7 @@ impl Estimator {
     /// Density of residual `r` above the floor for a sample on time: the
     /// jitter, exponential with the measured mean.
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
-        let mu = self.fit.mean_r.max(p * 1e-4);
+        let mu = self.fit.mean_r.max(p * self.cfg.tuning.on_time_mean_min);
         (-r.max(0.0) / mu).exp() / mu
     }
 }

@@ -92,6 +92,7 @@ mod changes;
 mod config;
 mod counter;
 mod fit;
+mod history;
 mod loss;
 mod output;
 mod quant;
@@ -103,10 +104,11 @@ use changes::{Changes, Residuals};
 pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, ReferenceOutcome};
 use counter::Counter;
 pub use fit::FitMode;
-use fit::{Line, LineFit, Point, YoungSummary, round};
+use fit::{Line, LineFit, Point, round};
 use loss::LossEvidence;
 use output::Monotone;
 use quant::ArrivalClock;
+use reference::Pulses;
 pub use tuning::Tuning;
 use wander::Wander;
 
@@ -257,7 +259,8 @@ impl LinkDrain {
             // like Student's t with as many degrees of freedom.
             let n = f64::from(self.gaps.max(2));
             let sd = (self.m2 / (n - 1.0)).sqrt() * (k + k * k / n).sqrt();
-            (t.link_sd * (1.0 + 3.0 / (n - 1.0)) * sd).clamp(t.link_floor * d, t.link_tol * d)
+            (t.link_sd * (1.0 + t.link_widen / (n - 1.0)) * sd)
+                .clamp(t.link_floor * d, t.link_tol * d)
         };
         (k >= 1.0 && (gap - k * d).abs() <= tol).then_some(k)
     }
@@ -291,8 +294,10 @@ struct Ambiguous {
 /// [`Estimator::watch_drain`]).
 #[derive(Debug, Clone)]
 struct DrainWatch {
-    /// The estimator as the verdict found it (the judged sample pending,
-    /// the arrival that judged it not yet numbered).
+    /// The estimator's state as the verdict found it (the judged sample
+    /// pending, the arrival that judged it not yet numbered), without its
+    /// buffers: the fits' histories are marked instead (see
+    /// [`Estimator::shell`]).
     before: Estimator,
     /// The judged sample's arrival (the first after the gap).
     first: i64,
@@ -320,7 +325,8 @@ pub struct Estimator {
     cfg: EstimatorConfig,
     max_span: i64,
     fit: LineFit,
-    refs: LineFit,
+    /// Stage 5: the reference pulses (see `reference.rs`).
+    pulses: Pulses,
     pending: Option<Pending>,
     last_arrival: Option<i64>,
     /// Rejected backwards arrivals in a row, and the latest of them.
@@ -362,30 +368,15 @@ pub struct Estimator {
     committed_n: i64,
     /// Stage 3: the change detector (see `changes.rs`).
     changes: Changes,
-    deferred_ref: Option<i64>,
     /// The running-minimum anchor of the young fit, and whether the fit
     /// has matured.
     young_anchor: Option<Point>,
     matured: bool,
-    ref_offset: Option<f64>,
-    last_ref_n: Option<i64>,
-    /// Offset of the pulses' place on the arrival floor from their numbers.
-    ref_phase: Option<f64>,
-    /// Pulses in a row whose offset jumped by whole periods.
-    ref_jumps: u32,
-    /// Pulses in a row off the pulse line or off the phase.
-    ref_misfits: u32,
-    /// Pulses in a row numbered after the first sample whose arrival floor
-    /// is not before them.
-    ref_early: u32,
-    /// Mean deviation of the pulses' place on the floor from their phase,
-    /// in periods.
-    ref_dev: f64,
-    /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
-    /// of its last pulse; `None` once it has statistics.
-    ref_young: Option<YoungSummary>,
     /// A pause verdict under watch (see [`Self::watch_drain`]).
     drain_watch: Option<Box<DrainWatch>>,
+    /// The drain watch's room while none is under watch, allocated with
+    /// the estimator (`None` in a copy of its state, see [`Self::shell`]).
+    drain_room: Option<Box<DrainWatch>>,
     /// A loss verdict under watch (see [`Self::watch_loss`]).
     loss_watch: Option<LossWatch>,
     /// A backlog is draining: samples arriving less than a period after
@@ -434,7 +425,7 @@ impl Estimator {
         .clamp(16, MAX_CAPACITY);
         let mut fit = LineFit::new(cap, cfg.tuning);
         fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
-        let refs = LineFit::for_pulses(cap, cfg.tuning);
+        let pulses = Pulses::new(cap, &cfg);
         let st = EstimatorStatus {
             period_ns: cfg.period.map(|p| p.as_nanos() as f64),
             latency_ns: cfg.min_latency.as_nanos(),
@@ -463,11 +454,11 @@ impl Estimator {
             wandering: false,
             last_estimate: None,
         };
-        Ok(Estimator {
+        let mut est = Estimator {
             cfg,
             max_span,
             fit,
-            refs,
+            pulses,
             pending: None,
             last_arrival: None,
             back_run: 0,
@@ -489,18 +480,10 @@ impl Estimator {
             restore_run: (0, 0, 0),
             committed_n: 0,
             changes: Changes::default(),
-            deferred_ref: None,
             young_anchor: None,
             matured: false,
-            ref_offset: None,
-            last_ref_n: None,
-            ref_phase: None,
-            ref_jumps: 0,
-            ref_misfits: 0,
-            ref_early: 0,
-            ref_dev: cfg.tuning.ref_dev_start,
-            ref_young: None,
             drain_watch: None,
+            drain_room: None,
             loss_watch: None,
             draining: false,
             force_delayed: false,
@@ -511,7 +494,43 @@ impl Estimator {
             wander: Wander::new(cfg.tuning),
             out: Monotone::default(),
             st,
-        })
+        };
+        est.drain_room = Some(Box::new(DrainWatch {
+            before: est.shell(),
+            first: 0,
+            period: 0.0,
+            confirm: 0.0,
+            arrivals: [0; DRAIN_WATCH],
+            len: 0,
+            link: None,
+            steps: [1; DRAIN_WATCH],
+            numbers: [i64::MIN; DRAIN_WATCH],
+        }));
+        Ok(est)
+    }
+
+    /// The estimator's state without its buffers (no allocation): what a
+    /// drain watch keeps of the estimator as a verdict found it, with the
+    /// fits' histories marked (see [`Self::watch_drain`]).
+    fn shell(&self) -> Estimator {
+        Estimator {
+            fit: self.fit.shell(),
+            pulses: self.pulses.shell(),
+            wander: self.wander.shell(),
+            drain_watch: None,
+            drain_room: None,
+            st: self.st.clone(),
+            ..*self
+        }
+    }
+
+    /// Ends the drain watch, if any: the verdict stands.
+    fn end_drain_watch(&mut self) {
+        if let Some(w) = self.drain_watch.take() {
+            self.drain_room = Some(w);
+            self.fit.unmark();
+            self.pulses.refs.unmark();
+        }
     }
 
     /// The configuration.
@@ -591,7 +610,7 @@ impl Estimator {
     /// announcement when the sample is on time for it as often as the
     /// driver's announcements have proven right (see `announcement_fits`).
     pub fn update_loss(&mut self) {
-        self.drain_watch = None;
+        self.end_drain_watch();
         self.loss_watch = None;
         self.announced = self.announced.saturating_add(1);
         self.announce_age = 0;
@@ -604,10 +623,16 @@ impl Estimator {
     /// before the estimator can place it is kept (the latest one) and used
     /// once possible.
     pub fn update_reference(&mut self, hw: Timestamp) -> ReferenceOutcome {
-        self.drain_watch = None;
+        self.end_drain_watch();
         self.loss_watch = None;
         self.st.references += 1;
         self.place_reference(hw.as_nanos())
+    }
+
+    /// Stage 5: places the pulse stamped `h` (see [`Pulses::place`]).
+    fn place_reference(&mut self, h: i64) -> ReferenceOutcome {
+        self.pulses
+            .place(h, &self.fit, &self.cfg, self.max_span, &mut self.st)
     }
 
     /// The status (cheap; available before any sample).
@@ -624,7 +649,7 @@ impl Estimator {
         st.wandering = self.wander.active;
         st.held = self.out.held;
         st.arrival_tick_ns = self.fit.quantised_tick.map(round);
-        st.latency_ns = match self.ref_offset {
+        st.latency_ns = match self.pulses.offset {
             Some(o) => o.round() as i64,
             None => self.cfg.min_latency.as_nanos(),
         };
@@ -954,7 +979,7 @@ impl Estimator {
         // A whole multiple of the configured period (a rate set up in the
         // wrong unit or twice too high) is kept exact.
         let k = (median / p).round();
-        let period = if (median - k * p).abs() <= 0.05 * median {
+        let period = if (median - k * p).abs() <= self.cfg.tuning.period_multiple_tol * median {
             k * p
         } else {
             median
@@ -1016,9 +1041,7 @@ impl Estimator {
         self.young_anchor = None;
         self.matured = false;
         self.fit.clear();
-        self.forget_pulses();
-        self.ref_offset = None;
-        self.last_ref_n = None;
+        self.pulses.restart(&self.cfg);
         self.forget_change_runs();
         self.clock.reset();
         self.step_run = DivisorRun::default();
@@ -1364,7 +1387,10 @@ impl Estimator {
         };
         let r0 = q.saturating_sub(last) as f64 - p;
         let m = (r0 / p).round();
-        if queued || m < 1.0 || (r0 - m * p).abs() > 0.25 * p || self.cfg.loss_threshold == u32::MAX
+        if queued
+            || m < 1.0
+            || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p
+            || self.cfg.loss_threshold == u32::MAX
         {
             return (base, 0, None);
         }
@@ -1385,7 +1411,8 @@ impl Estimator {
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
         // The gcd only shrinks: once below 2 % of the period it stays there
         // and is no longer worth computing.
-        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * 0.02);
+        let t = self.cfg.tuning;
+        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * t.coarse_tick);
         if gap > 0 && (self.clock.tick == 0 || coarse(self.clock.tick)) {
             self.clock.tick = gcd(self.clock.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
             self.clock.gaps = self.clock.gaps.saturating_add(1);
@@ -1395,9 +1422,10 @@ impl Estimator {
                 // tick that does not makes the floor follow the grid.
                 let tick = self.clock.tick as f64;
                 let phase = (p / tick).fract();
-                self.fit.quantised_tick =
-                    (self.clock.gaps >= 8 && tick >= p * 0.02 && (0.05..0.95).contains(&phase))
-                        .then_some(tick);
+                self.fit.quantised_tick = (self.clock.gaps >= t.coarse_tick_gaps
+                    && tick >= p * t.coarse_tick
+                    && (t.tick_phase_min..t.tick_phase_max).contains(&phase))
+                .then_some(tick);
                 if !coarse(self.clock.tick) {
                     self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
                     self.clock.soft_from = self.last_n.unwrap_or(i64::MIN);
@@ -1465,7 +1493,11 @@ impl Estimator {
         };
         let Some(tick) = HOST_TICKS
             .into_iter()
-            .filter(|&t| t >= p * 0.02 && (0.05..0.95).contains(&(p / t).fract()))
+            .filter(|&t| {
+                t >= p * self.cfg.tuning.coarse_tick
+                    && (self.cfg.tuning.tick_phase_min..self.cfg.tuning.tick_phase_max)
+                        .contains(&(p / t).fract())
+            })
             .find(|&t| gathered(t))
         else {
             return;
@@ -1601,20 +1633,20 @@ impl Estimator {
         if std::mem::take(&mut self.fit.inconsistent) {
             let keep = self.fit.len() / 4;
             self.fit.keep_last(keep);
-            self.forget_pulses();
+            self.pulses.forget(&self.cfg);
             self.st.changes_detected += 1;
         }
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {
             self.fit.keep_last(self.cfg.tuning.keep_after_change);
-            self.refs.keep_last(2);
-            self.summarise_pulses();
+            self.pulses.refs.keep_last(2);
+            self.pulses.summarise(&self.fit);
             self.forget_change_runs();
             self.st.changes_detected += 1;
         }
         if self.fit.len() >= self.cfg.tuning.min_stats_points
-            && let Some(h) = self.deferred_ref.take()
+            && let Some(h) = self.pulses.deferred.take()
         {
             self.place_reference(h);
         }
@@ -1651,7 +1683,7 @@ impl Estimator {
     /// leaves the i64 range (times near its ends), the arrival stands.
     #[inline(always)]
     fn estimate_at(&self, n: i64, q: i64, period: Option<f64>) -> Timestamp {
-        if let Some(v) = self.reference_estimate(n, q, period) {
+        if let Some(v) = self.pulses.estimate(&self.fit, &self.cfg, n, q, period) {
             return Timestamp::from_nanos(v);
         }
         if let Some(e) = self.wander.estimate(n, q) {
@@ -1672,7 +1704,7 @@ impl Estimator {
                 None => q,
             },
         };
-        let latency = match self.ref_offset {
+        let latency = match self.pulses.offset {
             Some(o) => round(o),
             None => self.cfg.min_latency.as_nanos(),
         };

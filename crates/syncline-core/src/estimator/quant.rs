@@ -76,9 +76,8 @@
 //! 8192-point history in 20 s); the estimates in between extend the output
 //! line, which moves little from one sample to the next on such a history.
 
-use std::collections::VecDeque;
-
 use super::fit::{Line, Point};
+use super::history::History;
 use super::tuning::Tuning;
 
 /// Stage 4's view of the arrival clock: the gcd of the arrival gaps (its
@@ -205,7 +204,7 @@ fn prior_sd(p: f64, ppm: f64) -> f64 {
 }
 
 /// Iterates the non-queued points (bursts carry no delay information).
-fn free(pts: &VecDeque<Point>) -> impl Iterator<Item = &Point> {
+fn free(pts: &History) -> impl Iterator<Item = &Point> {
     pts.iter().filter(|p| !p.queued)
 }
 
@@ -307,7 +306,7 @@ impl QuantFit {
     /// The log-likelihood (with the prior) of line `l` and its gradient
     /// and Hessian in (offset at `n0`, slope), in one pass.
     fn eval(
-        pts: &VecDeque<Point>,
+        pts: &History,
         l: &Line,
         tau: f64,
         mu: f64,
@@ -343,7 +342,7 @@ impl QuantFit {
     /// Refits on `pts` for an arrival tick `tau` (ns), starting from the
     /// previous line or else from `start` (any line of about the right
     /// slope); `period` is the expected period for the prior.
-    pub fn refit(&mut self, pts: &VecDeque<Point>, tau: f64, start: Line, period: Option<f64>) {
+    pub fn refit(&mut self, pts: &History, tau: f64, start: Line, period: Option<f64>) {
         let (Some(first), Some(last)) = (pts.front(), pts.back()) else {
             self.clear();
             return;
@@ -453,7 +452,7 @@ impl QuantFit {
     #[allow(clippy::too_many_arguments)]
     fn round(
         &mut self,
-        pts: &VecDeque<Point>,
+        pts: &History,
         l: &mut Line,
         tau: f64,
         period: Option<f64>,

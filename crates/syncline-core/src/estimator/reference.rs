@@ -1,23 +1,99 @@
-//! Hardware reference pulses: numbering each pulse, the pulse line, and
-//! the estimates it gives while pulses are recent.
+//! Stage 5, hardware reference pulses: numbering each pulse, the pulse
+//! line, and the estimates it gives while pulses are recent.
 
-use super::fit::{Line, Point, round};
-use super::{Estimator, FitMode, ReferenceOutcome};
+use super::config::{EstimatorConfig, EstimatorStatus};
+use super::fit::{Line, LineFit, Point, YoungSummary, round};
+use super::{FitMode, ReferenceOutcome};
 
-impl Estimator {
+/// Stage 5: the reference pulses, their line and their place on the
+/// arrival floor. Fed by [`Pulses::place`]; read by [`Pulses::estimate`]
+/// and [`Pulses::offset`].
+#[derive(Debug, Clone)]
+pub(crate) struct Pulses {
+    /// The pulse fit (see [`LineFit::for_pulses`]).
+    pub refs: LineFit,
+    /// A pulse that came before the arrival fit could place it (the latest).
+    pub deferred: Option<i64>,
+    /// The arrival floor's offset from the last pulse (the latency the
+    /// estimates carry while pulses are in use).
+    pub offset: Option<f64>,
+    /// The last pulse's number.
+    pub last_n: Option<i64>,
+    /// Offset of the pulses' place on the arrival floor from their numbers.
+    phase: Option<f64>,
+    /// Pulses in a row whose offset jumped by whole periods.
+    jumps: u32,
+    /// Pulses in a row off the pulse line or off the phase.
+    misfits: u32,
+    /// Pulses in a row numbered after the first sample whose arrival floor
+    /// is not before them.
+    early: u32,
+    /// Mean deviation of the pulses' place on the floor from their phase,
+    /// in periods.
+    dev: f64,
+    /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
+    /// of its last pulse; `None` once it has statistics.
+    young: Option<YoungSummary>,
+}
+
+impl Pulses {
+    /// No pulse yet, for a fit of at most `cap` pulses.
+    pub fn new(cap: usize, cfg: &EstimatorConfig) -> Self {
+        Pulses {
+            refs: LineFit::for_pulses(cap, cfg.tuning),
+            deferred: None,
+            offset: None,
+            last_n: None,
+            phase: None,
+            jumps: 0,
+            misfits: 0,
+            early: 0,
+            dev: cfg.tuning.ref_dev_start,
+            young: None,
+        }
+    }
+
+    /// Forgets every pulse, as in a new estimator (keeps the fit's buffers).
+    #[cfg(test)]
+    pub fn reset(&mut self, cfg: &EstimatorConfig) {
+        self.restart(cfg);
+        (self.deferred, self.jumps, self.misfits) = (None, 0, 0);
+    }
+
+    /// Forgets the pulses and their offset (a restart of the arrival fit);
+    /// a deferred pulse stays.
+    pub fn restart(&mut self, cfg: &EstimatorConfig) {
+        self.forget(cfg);
+        self.offset = None;
+        self.last_n = None;
+    }
+
+    /// The state without the fit's buffers (no allocation; see
+    /// `Estimator::shell`).
+    pub fn shell(&self) -> Pulses {
+        Pulses {
+            refs: self.refs.shell(),
+            ..*self
+        }
+    }
+
     /// Numbers the pulse stamped `h` against the samples (by the pulse
     /// line, else by the pulses' phase on the arrival floor, else by the
     /// floor alone), rejects glitches and adds it to the pulse fit. Before
     /// the arrival fit has statistics the pulse waits (the latest one).
-    pub(super) fn place_reference(&mut self, h: i64) -> ReferenceOutcome {
-        let (Some(floor), true) = (
-            self.fit.floor(),
-            self.fit.len() >= self.cfg.tuning.min_stats_points,
-        ) else {
+    pub fn place(
+        &mut self,
+        h: i64,
+        fit: &LineFit,
+        cfg: &EstimatorConfig,
+        max_span: i64,
+        st: &mut EstimatorStatus,
+    ) -> ReferenceOutcome {
+        let (Some(floor), true) = (fit.floor(), fit.len() >= cfg.tuning.min_stats_points) else {
             // Only the latest pulse waits: one it replaces is dropped, and
             // counted as rejected.
-            if self.deferred_ref.replace(h).is_some() {
-                self.st.references_rejected += 1;
+            if self.deferred.replace(h).is_some() {
+                st.references_rejected += 1;
             }
             return ReferenceOutcome::Deferred;
         };
@@ -25,15 +101,16 @@ impl Estimator {
         // Without a pulse line: the first sample whose arrival floor, less
         // the known minimum latency, is not before the pulse (a tenth of a
         // period of slack for a pulse stamped a little after its sample).
-        let first_after = |x: f64| (x - 0.1).ceil();
-        let xf = floor.solve(h.saturating_add(self.cfg.min_latency.as_nanos()));
+        let t = cfg.tuning;
+        let first_after = |x: f64| (x - t.ref_first_slack).ceil();
+        let xf = floor.solve(h.saturating_add(cfg.min_latency.as_nanos()));
         // A pulse further off the pulse line than its spread allows (ten
         // standard deviations once the line has statistics, at least a
         // hundredth and at most a quarter of a period) is a glitch.
         let tolerance = if self.refs.stats_valid() {
-            (10.0 * self.refs.std_r).clamp(0.01 * p, 0.25 * p)
+            (t.ref_glitch_sd * self.refs.std_r).clamp(t.ref_glitch_min * p, t.ref_glitch_max * p)
         } else {
-            0.25 * p
+            t.ref_glitch_max * p
         };
         // A floor fit of the pulses (see `LineFit::for_pulses`) numbers
         // and judges a pulse from the middle of their spread above it (the
@@ -45,7 +122,7 @@ impl Estimator {
         // residual (at least 10⁻⁴ of a period).
         let (below, centre) = if self.refs.stats_valid() && self.refs.mode == FitMode::Hull {
             (
-                self.refs.mean_r.max(1e-4 * p).min(tolerance),
+                self.refs.mean_r.max(t.ref_below_min * p).min(tolerance),
                 self.refs.mean_r,
             )
         } else {
@@ -54,16 +131,16 @@ impl Estimator {
         // Its place on the floor must keep the pulses' phase (up to whole
         // periods: renumberings, `follow_samples`) within six times its
         // mean deviation so far (3 % to 25 % of a period).
-        let phase_tolerance = (6.0 * self.ref_dev).clamp(0.03, 0.25);
-        let off_phase = |x: f64| match (xf, self.ref_phase) {
+        let phase_tolerance = (t.ref_phase_sd * self.dev).clamp(t.ref_phase_min, t.ref_phase_max);
+        let off_phase = |x: f64| match (xf, self.phase) {
             (Some(xf), Some(phase)) => {
                 let d = xf - x - phase;
                 (d - d.round()).abs() > phase_tolerance
             }
             _ => false,
         };
-        let line = self.pulse_line();
-        let candidate = match (line, xf, self.ref_phase) {
+        let line = self.pulse_line(fit);
+        let candidate = match (line, xf, self.phase) {
             (Some(l), ..) => l
                 .solve(h.saturating_sub(round(centre)))
                 .map(f64::round)
@@ -83,18 +160,18 @@ impl Estimator {
                 // A glitch is rejected, but `Tuning::ref_jump_run` in a row mean
                 // the pulses moved (a step of their clock): the line and
                 // the phase start over from the floor.
-                self.ref_misfits += 1;
-                if self.ref_misfits < self.cfg.tuning.ref_jump_run {
-                    self.st.references_rejected += 1;
+                self.misfits += 1;
+                if self.misfits < cfg.tuning.ref_jump_run {
+                    st.references_rejected += 1;
                     return ReferenceOutcome::Rejected;
                 }
-                self.forget_pulses();
+                self.forget(cfg);
                 xf.map(first_after)
             }
-            Some((x, _)) if line.is_some() => Some(self.follow_samples(x, xf)),
+            Some((x, _)) if line.is_some() => Some(self.follow_samples(x, xf, cfg, st)),
             other => other.map(|(x, _)| x),
         };
-        self.ref_misfits = 0;
+        self.misfits = 0;
         // Numbered after the first sample whose arrival floor is not before
         // it: the pulses were numbered a sample late from a first pulse
         // stamped unusually late (a pulse's own delay can exceed the
@@ -103,24 +180,24 @@ impl Estimator {
         // renumber the pulses from this one.
         let x = match (x, xf) {
             (Some(x), Some(xf)) if first_after(xf) < x => {
-                self.ref_early += 1;
-                if self.ref_early < self.cfg.tuning.ref_jump_run {
+                self.early += 1;
+                if self.early < cfg.tuning.ref_jump_run {
                     Some(x)
                 } else {
-                    self.forget_pulses();
-                    self.st.references_renumbered += 1;
+                    self.forget(cfg);
+                    st.references_renumbered += 1;
                     Some(first_after(xf))
                 }
             }
             (x, _) => {
-                self.ref_early = 0;
+                self.early = 0;
                 x
             }
         };
         let n = match x {
             Some(x) if x.abs() < 9.0e18 => x as i64,
             _ => {
-                self.st.references_rejected += 1;
+                st.references_rejected += 1;
                 return ReferenceOutcome::Rejected;
             }
         };
@@ -130,45 +207,45 @@ impl Estimator {
                 q: h,
                 queued: false,
             },
-            self.max_span,
+            max_span,
         ) {
-            self.st.references_rejected += 1;
+            st.references_rejected += 1;
             return ReferenceOutcome::Rejected;
         }
         if let Some(f) = floor.eval(n) {
-            self.ref_offset = Some((f - h) as f64);
+            self.offset = Some((f - h) as f64);
         }
         if let Some(d) = xf.map(|xf| xf - n as f64) {
-            match self.ref_phase {
-                None => self.ref_phase = Some(d),
+            match self.phase {
+                None => self.phase = Some(d),
                 Some(phase) if (d - phase).abs() < 0.5 => {
-                    self.ref_dev += ((d - phase).abs() - self.ref_dev) / 8.0;
-                    self.ref_phase = Some(phase + (d - phase) / 8.0);
+                    self.dev += ((d - phase).abs() - self.dev) / t.ref_phase_gain;
+                    self.phase = Some(phase + (d - phase) / t.ref_phase_gain);
                 }
                 Some(_) => {}
             }
         }
-        self.summarise_pulses();
-        self.last_ref_n = Some(n);
-        self.st.references_used += 1;
+        self.summarise(fit);
+        self.last_n = Some(n);
+        st.references_used += 1;
         ReferenceOutcome::Used(n)
     }
 
     /// Forgets the pulse line and the pulses' offset on the arrival floor
     /// (a restart, a history that mixed numberings, pulses that moved or
     /// were numbered late).
-    pub(super) fn forget_pulses(&mut self) {
+    pub fn forget(&mut self, cfg: &EstimatorConfig) {
         self.refs.clear();
-        self.ref_young = None;
-        self.forget_ref_phase();
+        self.young = None;
+        self.forget_phase(cfg);
     }
 
     /// Forgets the pulses' offset on the arrival floor and its spread (a
     /// restart, a renumbering of the samples, or pulses that moved).
-    fn forget_ref_phase(&mut self) {
-        self.ref_phase = None;
-        self.ref_dev = self.cfg.tuning.ref_dev_start;
-        self.ref_early = 0;
+    fn forget_phase(&mut self, cfg: &EstimatorConfig) {
+        self.phase = None;
+        self.dev = cfg.tuning.ref_dev_start;
+        self.early = 0;
     }
 
     /// The pulse number `x` given by the pulse line, moved by the whole
@@ -178,25 +255,31 @@ impl Estimator {
     /// wrongly inferred or announced); when that offset has jumped by more
     /// than half a period on `Tuning::ref_jump_run` pulses in a row, the pulses are
     /// renumbered alike and the pulse line restarts.
-    fn follow_samples(&mut self, x: f64, xf: Option<f64>) -> f64 {
+    fn follow_samples(
+        &mut self,
+        x: f64,
+        xf: Option<f64>,
+        cfg: &EstimatorConfig,
+        st: &mut EstimatorStatus,
+    ) -> f64 {
         let Some(d) = xf.map(|xf| xf - x) else {
             return x;
         };
-        let Some(phase) = self.ref_phase else {
+        let Some(phase) = self.phase else {
             return x;
         };
         let jump = (d - phase).round();
         if jump == 0.0 {
-            self.ref_jumps = 0;
+            self.jumps = 0;
             return x;
         }
-        self.ref_jumps += 1;
-        if self.ref_jumps < self.cfg.tuning.ref_jump_run {
+        self.jumps += 1;
+        if self.jumps < cfg.tuning.ref_jump_run {
             return x;
         }
-        self.ref_jumps = 0;
+        self.jumps = 0;
         self.refs.clear();
-        self.st.references_renumbered += 1;
+        st.references_renumbered += 1;
         x + jump
     }
 
@@ -206,16 +289,16 @@ impl Estimator {
     /// statistics, its own line (floor or least squares, whichever their
     /// jitter asks for) at the pulses' mean number; before that, the floor
     /// of the mixed slope under all but an eighth of the pulses (see
-    /// [`Self::summarise_pulses`]). While the arrival fit is young the
+    /// [`Self::summarise`]). While the arrival fit is young the
     /// pulses' own line stands.
-    fn pulse_line(&self) -> Option<Line> {
+    fn pulse_line(&self, fit: &LineFit) -> Option<Line> {
         if self.refs.len() < 2 {
             return None;
         }
         let own = self.refs.own_line()?;
-        let line = match self.ref_young {
+        let line = match self.young {
             Some(y) => {
-                let Some(slope) = self.mixed_slope(own.slope, y.precision) else {
+                let Some(slope) = self.mixed_slope(fit, own.slope, y.precision) else {
                     return Some(own);
                 };
                 Line {
@@ -227,7 +310,7 @@ impl Estimator {
             }
             None => {
                 let wp = self.refs.slope_precision().unwrap_or(f64::INFINITY);
-                let Some(slope) = self.mixed_slope(own.slope, wp) else {
+                let Some(slope) = self.mixed_slope(fit, own.slope, wp) else {
                     return Some(own);
                 };
                 let pivot = self.refs.centroid_n()?;
@@ -251,12 +334,11 @@ impl Estimator {
     /// clock: sparse pulses (a 1 Hz PPS on a 100 Hz stream) far worse than
     /// the samples' arrivals, while a pulse on every sample with a small
     /// jitter outweighs them.
-    fn mixed_slope(&self, pulses: f64, wp: f64) -> Option<f64> {
-        let wa = self
-            .fit
+    fn mixed_slope(&self, fit: &LineFit, pulses: f64, wp: f64) -> Option<f64> {
+        let wa = fit
             .slope_precision()
             .filter(|w| w.is_finite() && *w > 0.0)?;
-        let arrival = self.fit.active().filter(|l| l.slope > 0.0)?.slope;
+        let arrival = fit.active().filter(|l| l.slope > 0.0)?.slope;
         Some(if wp.is_finite() {
             (wa * arrival + wp * pulses) / (wa + wp)
         } else {
@@ -273,27 +355,100 @@ impl Estimator {
     /// through two of a handful of pulses; with a wide symmetric jitter it
     /// sinks less with each new low pulse than the lowest one does, and a
     /// glitch below the pulses does not pull it down.
-    pub(super) fn summarise_pulses(&mut self) {
+    pub fn summarise(&mut self, fit: &LineFit) {
         let own = self.refs.own_line().map(|l| l.slope);
-        self.ref_young = self
+        self.young = self
             .refs
-            .young_summary(|wp| own.map(|s| self.mixed_slope(s, wp).unwrap_or(s)));
+            .young_summary(|wp| own.map(|s| self.mixed_slope(fit, s, wp).unwrap_or(s)));
     }
 
     /// The reference line's value at `n`, while references are recent.
-    pub(super) fn reference_estimate(&self, n: i64, q: i64, period: Option<f64>) -> Option<i64> {
+    pub fn estimate(
+        &self,
+        fit: &LineFit,
+        cfg: &EstimatorConfig,
+        n: i64,
+        q: i64,
+        period: Option<f64>,
+    ) -> Option<i64> {
         if self.refs.len() < 2 {
             return None;
         }
-        let last = self.last_ref_n?;
+        let last = self.last_n?;
         let p = period?;
-        let recent = (n.saturating_sub(last) as f64) * p <= self.cfg.window.as_nanos() as f64;
+        let recent = (n.saturating_sub(last) as f64) * p <= cfg.window.as_nanos() as f64;
         if !recent {
             return None;
         }
-        let v = self.pulse_line()?.eval(n)?;
+        let v = self.pulse_line(fit)?.eval(n)?;
         // A pulse cannot follow its sample's arrival: if it would, the
         // pulses are matched to the wrong samples; use the arrivals.
-        (v <= q.saturating_add((0.25 * p) as i64)).then_some(v)
+        (v <= q.saturating_add((cfg.tuning.ref_after_arrival * p) as i64)).then_some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pulses;
+    use crate::TimeDelta;
+    use crate::estimator::fit::{LineFit, Point};
+    use crate::estimator::{Estimator, EstimatorConfig, ReferenceOutcome};
+
+    /// A pulse waits for the arrival fit; then each is numbered against
+    /// the samples, their line gives the estimates and the latency, and
+    /// a reset forgets them.
+    #[test]
+    fn the_pulse_stage_numbers_pulses_gives_their_line_and_resets() {
+        let p = 10_000_000i64;
+        let t0 = 1_000_000_000_000i64;
+        let cfg =
+            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(p));
+        let mut st = Estimator::new(cfg).unwrap().status();
+        let mut fit = LineFit::new(256, cfg.tuning);
+        let mut pulses = Pulses::new(256, &cfg);
+        let place = |pulses: &mut Pulses, fit: &LineFit, st: &mut _, h| {
+            pulses.place(h, fit, &cfg, i64::MAX, st)
+        };
+        assert_eq!(
+            place(&mut pulses, &fit, &mut st, t0),
+            ReferenceOutcome::Deferred
+        );
+        assert_eq!(pulses.deferred, Some(t0));
+        // Samples 1 ms (plus up to 4 us) after their acquisition; pulses
+        // 30 us after it.
+        for n in 0..100 {
+            let q = t0 + n * p + 1_000_000 + (n * 7919 % 5) * 1_000;
+            assert!(fit.push(
+                Point {
+                    n,
+                    q,
+                    queued: false
+                },
+                i64::MAX
+            ));
+        }
+        for n in 10..20 {
+            let h = t0 + n * p + 30_000;
+            assert_eq!(
+                place(&mut pulses, &fit, &mut st, h),
+                ReferenceOutcome::Used(n)
+            );
+        }
+        assert_eq!(st.references_used, 10);
+        let at = |pulses: &Pulses, n: i64| {
+            pulses.estimate(&fit, &cfg, n, t0 + n * p + 1_000_000, Some(p as f64))
+        };
+        let e = at(&pulses, 25).expect("the pulse line gives the estimate");
+        assert!((e - (t0 + 25 * p + 30_000)).abs() < 5_000, "{e}");
+        // The floor lies about 0.97 ms after the pulses.
+        let offset = pulses.offset.expect("a latency from the pulses");
+        assert!((offset - 970_000.0).abs() < 5_000.0, "{offset}");
+        pulses.reset(&cfg);
+        assert_eq!(at(&pulses, 25), None);
+        assert_eq!(
+            (pulses.offset, pulses.last_n, pulses.deferred),
+            (None, None, None)
+        );
+        assert_eq!(pulses.refs.len(), 0);
     }
 }

@@ -2399,8 +2399,8 @@ fn uniform_pulse_jitter_keeps_the_first_pulse_mode() {
             let got = e.update(ts(q)).unwrap().stamp.as_nanos();
             if k >= 240 {
                 errs.push(got - t);
-                let m = *mode.get_or_insert(e.refs.mode);
-                assert_eq!(e.refs.mode, m, "seed {seed}: switched at sample {k}");
+                let m = *mode.get_or_insert(e.pulses.refs.mode);
+                assert_eq!(e.pulses.refs.mode, m, "seed {seed}: switched at sample {k}");
             }
         }
         let (lo, hi) = (errs.iter().min().unwrap(), errs.iter().max().unwrap());

@@ -173,6 +173,26 @@ pub struct Tuning {
     pub restore_run: u32,
     /// How far such a gap may stray from `1/d` of the period, in `1/d` periods.
     pub restore_tol: f64,
+    /// Before the fit has statistics, a gap is numbered as holding lost samples only where it is
+    /// within this fraction of a period of a whole number of periods (`Estimator::infer_early`):
+    /// a young stream's jitter is unknown, and a gap halfway between two numbers says nothing.
+    pub early_loss_tol: f64,
+    /// When the first gaps contradict the configured period (`period_contradicted`), a median
+    /// within this fraction of a whole multiple of it is taken as that exact multiple (a rate
+    /// configured in the wrong unit or twice too high), else the median itself.
+    pub period_multiple_tol: f64,
+    /// The sample after an ambiguous gap is on time for a numbering while its residual on the
+    /// floor is at most the mean residual plus this many standard deviations (at most half a
+    /// period; `Estimator::next_verdict`): beyond that, no sample on time comes.
+    pub verdict_spread_sd: f64,
+    /// The smallest mean residual (in periods) the density of an on-time sample uses
+    /// (`Estimator::on_time_density`): on a jitter-free stream the mean is 0 and the density
+    /// would be infinite, every odds 0 or infinite.
+    pub on_time_mean_min: f64,
+    /// How fast the bound on a gap of several link intervals widens when the link was measured
+    /// from few gaps (`LinkDrain::intervals`): the bound is `link_sd · (1 + this / (gaps − 1))`
+    /// deviations, like Student's t with as many degrees of freedom.
+    pub link_widen: f64,
     // ---- The clock line (`fit.rs`).
     /// Points needed before the residual statistics are trusted.
     pub min_stats_points: usize,
@@ -315,6 +335,21 @@ pub struct Tuning {
     /// A Newton step that moves the line by less than this (ns, anywhere over the history) ends
     /// the iteration: far below the line's own uncertainty.
     pub quant_newton_tol_ns: f64,
+    /// An arrival clock's tick (the gcd of the arrival gaps, or a host tick) is coarse, and the
+    /// fit takes the arrivals as quantised, only from this fraction of a period on
+    /// (`Estimator::note_gap`, `Estimator::soft_tick`): a finer tick moves an arrival by less
+    /// than the jitter does, and the gcd is no longer followed below it.
+    pub coarse_tick: f64,
+    /// Arrival gaps before their gcd is trusted as the clock's tick: a few gaps can share a
+    /// divisor by chance.
+    pub coarse_tick_gaps: u32,
+    /// A coarse tick matters only while the period is not a whole number of ticks: the period's
+    /// fractional part in ticks must lie between `tick_phase_min` and `tick_phase_max`. A tick
+    /// that divides the period (within 5 %) puts every sample at the same phase of the grid, a
+    /// constant offset the floor absorbs.
+    pub tick_phase_min: f64,
+    /// See `tick_phase_min`.
+    pub tick_phase_max: f64,
     // ---- Reference pulses (`reference.rs`).
     /// The pulses' phase deviation assumed before any is measured (in periods: a phase
     /// tolerance of a quarter period).
@@ -326,6 +361,36 @@ pub struct Tuning {
     /// Set off, none of the 13 public scenarios misses its target: it guards the case
     /// described above.
     pub ref_jump_run: u32,
+    /// Without a pulse line, a pulse is numbered as the first sample whose arrival floor (less
+    /// the minimum latency) is not before it, with this slack in periods: a pulse stamped a
+    /// little after its sample.
+    pub ref_first_slack: f64,
+    /// A pulse further off the pulse line than this many of its residual standard deviations
+    /// (once the line has statistics), clamped to `ref_glitch_min`-`ref_glitch_max` of a
+    /// period, is a glitch and rejected.
+    pub ref_glitch_sd: f64,
+    /// See `ref_glitch_sd` (in periods).
+    pub ref_glitch_min: f64,
+    /// See `ref_glitch_sd` (in periods); also the tolerance before the pulse line has
+    /// statistics.
+    pub ref_glitch_max: f64,
+    /// Below a pulse floor no pulse lies by more than the floor's own error: the tolerance there
+    /// is the mean residual, at least this fraction of a period.
+    pub ref_below_min: f64,
+    /// A pulse's place on the arrival floor must keep the pulses' phase within this many times
+    /// its mean deviation so far, clamped to `ref_phase_min`-`ref_phase_max` of a period.
+    pub ref_phase_sd: f64,
+    /// See `ref_phase_sd` (in periods).
+    pub ref_phase_min: f64,
+    /// See `ref_phase_sd` (in periods).
+    pub ref_phase_max: f64,
+    /// Pulses the phase's and its deviation's running means span (each new pulse moves them by
+    /// one part in this many): a jittery pulse moves the phase a little.
+    pub ref_phase_gain: f64,
+    /// A pulse line that puts a sample more than this fraction of a period after its arrival is
+    /// matched to the wrong samples (a pulse cannot follow its sample's arrival): the arrivals
+    /// give the estimate.
+    pub ref_after_arrival: f64,
     // ---- A wandering rate (`wander.rs`).
     /// Committed samples between two tests.
     pub wander_check_every: u32,
@@ -412,6 +477,11 @@ impl Default for Tuning {
             stride_run: 16,
             renumber_run: 64,
             restore_run: 3,
+            early_loss_tol: 0.25,
+            period_multiple_tol: 0.05,
+            verdict_spread_sd: 4.0,
+            on_time_mean_min: 1e-4,
+            link_widen: 3.0,
             restore_tol: 0.25,
             min_stats_points: 24,
             ls_enter_ratio: 1.6,
@@ -442,8 +512,22 @@ impl Default for Tuning {
             quant_refit_points: 512,
             quant_max_newton: 6,
             quant_newton_tol_ns: 100.0,
+            coarse_tick: 0.02,
+            coarse_tick_gaps: 8,
+            tick_phase_min: 0.05,
+            tick_phase_max: 0.95,
             ref_dev_start: 0.25 / 6.0,
             ref_jump_run: 3,
+            ref_first_slack: 0.1,
+            ref_glitch_sd: 10.0,
+            ref_glitch_min: 0.01,
+            ref_glitch_max: 0.25,
+            ref_below_min: 1e-4,
+            ref_phase_sd: 6.0,
+            ref_phase_min: 0.03,
+            ref_phase_max: 0.25,
+            ref_phase_gain: 8.0,
+            ref_after_arrival: 0.25,
             wander_check_every: 32,
             wander_min_d1: 64,
             wander_min_dl: 48,

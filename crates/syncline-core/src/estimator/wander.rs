@@ -134,8 +134,9 @@ impl Kf {
 #[derive(Debug, Clone)]
 pub(crate) struct Wander {
     /// The newest committed samples since the last clear (`count % RING`
-    /// is the next slot; [`RING`] of them, allocated once).
-    ring: Vec<Point>,
+    /// is the next slot; [`RING`] of them, in place: a copy of the
+    /// stage's state holds them, see `Wander::shell`).
+    ring: [Point; RING],
     /// Samples written into the ring since the last clear.
     count: usize,
     since_check: u32,
@@ -179,7 +180,6 @@ const NONE: Point = Point {
 impl Wander {
     pub fn new(t: Tuning) -> Self {
         Wander {
-            ring: vec![NONE; RING],
             scratch: Vec::with_capacity(RING),
             ..Wander::empty(t)
         }
@@ -189,7 +189,7 @@ impl Wander {
     fn empty(t: Tuning) -> Self {
         Wander {
             t,
-            ring: Vec::new(),
+            ring: [NONE; RING],
             count: 0,
             since_check: 0,
             marks: [(i64::MIN, 0); MARKS],
@@ -210,9 +210,27 @@ impl Wander {
     /// fit restarted); keeps the buffers.
     pub fn clear(&mut self) {
         *self = Wander {
-            ring: std::mem::take(&mut self.ring),
+            ring: self.ring,
             scratch: std::mem::take(&mut self.scratch),
             ..Wander::empty(self.t)
+        };
+    }
+
+    /// The stage's state without its scratch buffer (no allocation), for
+    /// [`Self::restore`].
+    pub fn shell(&self) -> Wander {
+        Wander {
+            scratch: Vec::new(),
+            ..*self
+        }
+    }
+
+    /// Puts the stage back as `shell` (from [`Self::shell`]) was, keeping
+    /// this one's scratch buffer.
+    pub fn restore(&mut self, shell: &Wander) {
+        *self = Wander {
+            scratch: std::mem::take(&mut self.scratch),
+            ..*shell
         };
     }
 
