@@ -127,16 +127,24 @@ pub(crate) fn one_zenoh_thread() {
     }
 }
 
-/// A multi-thread runtime (zenoh refuses a current-thread one).
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|source| CliError::Io {
+/// Runs `fut` to its end as a task on zenoh's own runtime
+/// ([`syncline_zenoh::zenoh_runtime`]; with [`one_zenoh_thread`], zenoh's
+/// one thread): a message from a zenoh callback to the task, and a put
+/// from the task to zenoh's sending task, then stay on one thread instead
+/// of waking another.
+pub(crate) fn on_zenoh<F>(fut: F) -> Result<(), CliError>
+where
+    F: std::future::Future<Output = Result<(), CliError>> + Send + 'static,
+{
+    let rt = syncline_zenoh::zenoh_runtime();
+    match rt.block_on(rt.spawn(fut)) {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CliError::Io {
             file: "<runtime>".into(),
-            source,
-        })
+            source: std::io::Error::other(e.to_string()),
+        }),
+    }
 }
 
 /// Runs `syncline coordinator`.
@@ -169,7 +177,7 @@ pub fn run(args: CoordinatorArgs) -> Result<(), CliError> {
         ));
     let core = Coordinator::new(config)
         .map_err(|e| CliError::flag("--answer-timeout-ms", e.to_string()))?;
-    runtime()?.block_on(async move {
+    on_zenoh(async move {
         let session = open_session(
             &args.listen,
             &args.connect,
