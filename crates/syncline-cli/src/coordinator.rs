@@ -427,6 +427,13 @@ impl Shell {
             i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             i
         });
+        let sleep = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(sleep);
+        let mut armed: Option<tokio::time::Instant> = None;
+        // Registered once (not per message).
+        let interrupt = tokio::signal::ctrl_c();
+        tokio::pin!(interrupt);
+        let mut interrupted = false;
         loop {
             self.flush()?;
             if self.core.phase() == Phase::Stopped {
@@ -453,12 +460,17 @@ impl Shell {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let sleep = async {
-                match wait {
-                    Some(d) => tokio::time::sleep(d).await,
-                    None => std::future::pending().await,
+            // One timer for the run, moved only to an earlier deadline (a
+            // later one is checked when it fires; an early wake-up is
+            // harmless): no timer-wheel work per step.
+            match wait.map(|d| tokio::time::Instant::now() + d) {
+                Some(at) if armed.is_none_or(|a| at < a) => {
+                    sleep.as_mut().reset(at);
+                    armed = Some(at);
                 }
-            };
+                Some(_) => {}
+                None => armed = None,
+            }
             let status = async {
                 match status_tick.as_mut() {
                     Some(i) => {
@@ -477,7 +489,8 @@ impl Shell {
                         self.flush()?;
                     }
                 }
-                () = sleep => {
+                () = &mut sleep, if armed.is_some() => {
+                    armed = None;
                     let now = self.now();
                     if stop_at.is_some_and(|s| system_now() >= s) {
                         self.core.stop();
@@ -487,7 +500,10 @@ impl Shell {
                     }
                 }
                 () = status => emit(&self.status_line())?,
-                _ = tokio::signal::ctrl_c() => self.core.stop(),
+                _ = &mut interrupt, if !interrupted => {
+                    interrupted = true;
+                    self.core.stop();
+                }
             }
         }
         self.flush()?;
