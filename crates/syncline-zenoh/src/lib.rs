@@ -23,8 +23,8 @@ pub mod wire;
 
 pub use config::{NetConfig, open, open_file};
 pub use stamped::{
-    ClockId, ClockPolicy, OnPublisherLost, Received, StampedPublisher, StampedSubscriber,
-    StreamStats, SubscriberConfig,
+    ClockId, ClockPolicy, OnPublisherLost, PublisherOptions, Received, StampedPublisher,
+    StampedSubscriber, StreamStats, SubscriberConfig,
 };
 pub use timing::{LinkStats, TimingConfig, ZenohCoordinator, ZenohParticipant, check_name};
 
@@ -56,7 +56,13 @@ pub const ONE_THREAD_RUNTIME: &str =
 /// the same thread instead of another thread (no futex wake, no context
 /// switch). `syncline coordinator` and `syncline participant` run there.
 /// The task must not block for long: while it runs, zenoh's receiving,
-/// sending and keep-alives of this process wait.
+/// sending and keep-alives of this process wait. Nor may it put bursts
+/// under [`ONE_THREAD_RUNTIME`]: a put that finds its link's queue (two
+/// batches) full waits for zenoh's sending task, which only this thread
+/// runs (zenoh closes the link after five seconds). The timing transport
+/// sends its re-sends from `block_in_place`; publish a
+/// [`StampedPublisher`] from a thread of your own. A [`StampedSubscriber`]
+/// consumed here counts what it cannot queue ([`StreamStats::overflow`]).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
