@@ -31,8 +31,10 @@ use futures::StreamExt;
 use syncline::Stamped;
 use syncline::timer::system_now;
 use syncline_zenoh::{
-    ClockId, NetConfig, OnPublisherLost, StampedPublisher, StampedSubscriber, SubscriberConfig,
+    ClockId, NetConfig, OnPublisherLost, PublisherOptions, StampedPublisher, StampedSubscriber,
+    SubscriberConfig,
 };
+use zenoh::qos::Priority;
 
 const BIN: &str = env!("CARGO_BIN_EXE_syncline");
 /// Set in the processes this bench starts (running itself again).
@@ -230,15 +232,19 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A process this bench starts (running itself again): `role` is
-/// `sub MODE N` (the subscriber, which starts the publisher and prints its
-/// result as one JSON line) or `pub MODE N ENDPOINT`.
+/// `sub MODE N TASKS` (the subscriber, which starts the publisher and prints
+/// its result as one JSON line) or `pub MODE N TASKS ENDPOINT`. `TASKS`:
+/// `own` (the bench's code on a runtime of its own), `express` (the same,
+/// the publisher in zenoh's express mode at high priority), `zenoh` (as
+/// `express`, the subscriber as a task on `syncline_zenoh::zenoh_runtime`).
 fn child_process(role: &str) {
-    let parts: Vec<&str> = role.split(' ').collect();
+    let parts: Vec<String> = role.split(' ').map(str::to_string).collect();
     match parts.as_slice() {
-        ["sub", mode, n] => {
+        [sub, mode, n, tasks] if sub == "sub" => {
             let n = n.parse().expect("N");
-            let (rate, lost, mut latencies) = runtime().block_on(subscribe(mode, n));
-            if *mode != "latency" {
+            let (rate, lost, mut latencies) =
+                run_tasks(tasks, subscribe(mode.clone(), n, tasks.clone()));
+            if mode != "latency" {
                 latencies.clear();
             }
             println!(
@@ -246,16 +252,51 @@ fn child_process(role: &str) {
                 serde_json::json!({"rate": rate, "lost": lost, "latencies": latencies})
             );
         }
-        ["pub", mode, n, ep] => runtime().block_on(publish(mode, n.parse().expect("N"), ep)),
+        // The publisher always on a runtime of its own: a burst of puts
+        // from zenoh's one thread would wait for a sending task that only
+        // that thread can run.
+        [publ, mode, n, tasks, ep] if publ == "pub" => runtime().block_on(publish(
+            mode.clone(),
+            n.parse().expect("N"),
+            tasks.clone(),
+            ep.clone(),
+        )),
         _ => panic!("bad {ROLE}: {role:?}"),
     }
 }
 
-async fn publish(mode: &str, n: u64, ep: &str) {
+/// Runs `fut` on a runtime of its own, or as a task on zenoh's runtime.
+fn run_tasks<F>(tasks: &str, fut: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if tasks == "zenoh" {
+        let rt = syncline_zenoh::zenoh_runtime();
+        rt.block_on(rt.spawn(fut)).expect("the task ends")
+    } else {
+        runtime().block_on(fut)
+    }
+}
+
+async fn publish(mode: String, n: u64, tasks: String, ep: String) {
     let session = NetConfig::new().connect(ep).open().await.expect("session");
-    let mut publisher = StampedPublisher::<u64>::new(&session, "bench/stamped", ClockId::system())
-        .await
-        .expect("publisher");
+    let options = if tasks == "own" {
+        PublisherOptions::default()
+    } else {
+        PublisherOptions {
+            express: true,
+            priority: Priority::DataHigh,
+        }
+    };
+    let mut publisher = StampedPublisher::<u64>::with_options(
+        &session,
+        "bench/stamped",
+        ClockId::system(),
+        options,
+    )
+    .await
+    .expect("publisher");
     // The subscriber sees the publisher before the first sample.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let mut tick = tokio::time::interval(Duration::from_millis(1));
@@ -272,7 +313,7 @@ async fn publish(mode: &str, n: u64, ep: &str) {
 }
 
 /// The subscriber: (samples/s first to last, lost, sorted latencies).
-async fn subscribe(mode: &str, n: u64) -> (f64, u64, Vec<i64>) {
+async fn subscribe(mode: String, n: u64, tasks: String) -> (f64, u64, Vec<i64>) {
     let ep = free_endpoint();
     let session = NetConfig::new().listen(&ep).open().await.expect("session");
     let config = SubscriberConfig {
@@ -283,7 +324,7 @@ async fn subscribe(mode: &str, n: u64) -> (f64, u64, Vec<i64>) {
         .await
         .expect("subscriber");
     let child = Command::new(std::env::current_exe().expect("exe"))
-        .env(ROLE, format!("pub {mode} {n} {ep}"))
+        .env(ROLE, format!("pub {mode} {n} {tasks} {ep}"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -303,7 +344,10 @@ async fn subscribe(mode: &str, n: u64) -> (f64, u64, Vec<i64>) {
             break;
         }
     }
-    assert!(finish(child, Duration::from_secs(10)), "publisher failed");
+    // Waited for off the runtime: its thread may be zenoh's, which the
+    // publisher's closing still talks to.
+    let published = tokio::task::spawn_blocking(move || finish(child, Duration::from_secs(10)));
+    assert!(published.await.unwrap_or(false), "publisher failed");
     let lost = sub.stats().lost;
     assert_eq!(got, n, "every sample arrives (lost {lost})");
     let secs = first.map_or(0.0, |f| last.duration_since(f).as_secs_f64());
@@ -319,9 +363,9 @@ async fn subscribe(mode: &str, n: u64) -> (f64, u64, Vec<i64>) {
 
 /// One stamped run in two processes of their own, with zenoh's default
 /// runtime or `ZENOH_RUNTIME` = `runtime`.
-fn stamped_run(mode: &str, n: u64, runtime: Option<&str>) -> (f64, u64, Vec<i64>) {
+fn stamped_run(mode: &str, n: u64, runtime: Option<&str>, tasks: &str) -> (f64, u64, Vec<i64>) {
     let mut cmd = Command::new(std::env::current_exe().expect("exe"));
-    cmd.env(ROLE, format!("sub {mode} {n}"))
+    cmd.env(ROLE, format!("sub {mode} {n} {tasks}"))
         .env_remove("ZENOH_RUNTIME")
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
@@ -345,18 +389,33 @@ fn stamped_run(mode: &str, n: u64, runtime: Option<&str>) -> (f64, u64, Vec<i64>
     )
 }
 
-/// zenoh's default runtime, and all of it on one thread.
-const RUNTIMES: [(&str, Option<&str>); 2] = [
-    ("default runtime", None),
-    ("one zenoh thread", Some(syncline_zenoh::ONE_THREAD_RUNTIME)),
+/// How the two processes run: label, their `ZENOH_RUNTIME`, where the
+/// bench's code runs and how it publishes (`TASKS` of [`child_process`]).
+type Variant = (&'static str, Option<&'static str>, &'static str);
+
+const ONE: Option<&str> = Some(syncline_zenoh::ONE_THREAD_RUNTIME);
+
+/// zenoh's default runtime; all of it on one thread; the same with express
+/// publication (latency only, see `throughput`); and with the subscriber's
+/// task on zenoh's thread (latency only: a subscriber consumed on zenoh's
+/// receiving thread cannot push back on a faster publisher, it counts
+/// overflow instead).
+const VARIANTS: [Variant; 4] = [
+    ("default runtime", None, "own"),
+    ("one zenoh thread", ONE, "own"),
+    ("one zenoh thread, express", ONE, "express"),
+    ("one zenoh thread, express, subscriber on it", ONE, "zenoh"),
 ];
 
 fn throughput(runs: usize) {
     let n = 1_000_000;
-    for (label, rt) in RUNTIMES {
+    // Not express: every sample is then a batch of its own, and with
+    // zenoh's two batches per link queue the publisher waits for a write
+    // per sample (a million did not go through in 30 s on 2 loaded cores).
+    for (label, rt, tasks) in &VARIANTS[..2] {
         let mut rates = Vec::new();
         for run in 0..runs {
-            let (rate, lost, _) = stamped_run("throughput", n, rt);
+            let (rate, lost, _) = stamped_run("throughput", n, *rt, tasks);
             println!(
                 "throughput, {label}: run {run}: {rate:.0} samples/s, {n} samples, {lost} lost"
             );
@@ -372,11 +431,11 @@ fn throughput(runs: usize) {
 
 fn latency(runs: usize) {
     let n = 3_000;
-    for (label, rt) in RUNTIMES {
+    for (label, rt, tasks) in VARIANTS {
         let mut p50s = Vec::new();
         let mut p99s = Vec::new();
         for run in 0..runs {
-            let (_, _, l) = stamped_run("latency", n, rt);
+            let (_, _, l) = stamped_run("latency", n, rt, tasks);
             let (p50, p99) = (quantile(&l, 0.5), quantile(&l, 0.99));
             println!(
                 "latency, {label}: run {run}: {n} samples at 1 kHz: p50 {} us, p99 {} us, max {} us",

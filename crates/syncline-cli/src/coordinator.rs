@@ -127,16 +127,24 @@ pub(crate) fn one_zenoh_thread() {
     }
 }
 
-/// A multi-thread runtime (zenoh refuses a current-thread one).
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|source| CliError::Io {
+/// Runs `fut` to its end as a task on zenoh's own runtime
+/// ([`syncline_zenoh::zenoh_runtime`]; with [`one_zenoh_thread`], zenoh's
+/// one thread): a message from a zenoh callback to the task, and a put
+/// from the task to zenoh's sending task, then stay on one thread instead
+/// of waking another.
+pub(crate) fn on_zenoh<F>(fut: F) -> Result<(), CliError>
+where
+    F: std::future::Future<Output = Result<(), CliError>> + Send + 'static,
+{
+    let rt = syncline_zenoh::zenoh_runtime();
+    match rt.block_on(rt.spawn(fut)) {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CliError::Io {
             file: "<runtime>".into(),
-            source,
-        })
+            source: std::io::Error::other(e.to_string()),
+        }),
+    }
 }
 
 /// Runs `syncline coordinator`.
@@ -169,7 +177,7 @@ pub fn run(args: CoordinatorArgs) -> Result<(), CliError> {
         ));
     let core = Coordinator::new(config)
         .map_err(|e| CliError::flag("--answer-timeout-ms", e.to_string()))?;
-    runtime()?.block_on(async move {
+    on_zenoh(async move {
         let session = open_session(
             &args.listen,
             &args.connect,
@@ -419,6 +427,13 @@ impl Shell {
             i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             i
         });
+        let sleep = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(sleep);
+        let mut armed: Option<tokio::time::Instant> = None;
+        // Registered once (not per message).
+        let interrupt = tokio::signal::ctrl_c();
+        tokio::pin!(interrupt);
+        let mut interrupted = false;
         loop {
             self.flush()?;
             if self.core.phase() == Phase::Stopped {
@@ -445,12 +460,17 @@ impl Shell {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let sleep = async {
-                match wait {
-                    Some(d) => tokio::time::sleep(d).await,
-                    None => std::future::pending().await,
+            // One timer for the run, moved only to an earlier deadline (a
+            // later one is checked when it fires; an early wake-up is
+            // harmless): no timer-wheel work per step.
+            match wait.map(|d| tokio::time::Instant::now() + d) {
+                Some(at) if armed.is_none_or(|a| at < a) => {
+                    sleep.as_mut().reset(at);
+                    armed = Some(at);
                 }
-            };
+                Some(_) => {}
+                None => armed = None,
+            }
             let status = async {
                 match status_tick.as_mut() {
                     Some(i) => {
@@ -469,7 +489,8 @@ impl Shell {
                         self.flush()?;
                     }
                 }
-                () = sleep => {
+                () = &mut sleep, if armed.is_some() => {
+                    armed = None;
                     let now = self.now();
                     if stop_at.is_some_and(|s| system_now() >= s) {
                         self.core.stop();
@@ -479,7 +500,10 @@ impl Shell {
                     }
                 }
                 () = status => emit(&self.status_line())?,
-                _ = tokio::signal::ctrl_c() => self.core.stop(),
+                _ = &mut interrupt, if !interrupted => {
+                    interrupted = true;
+                    self.core.stop();
+                }
             }
         }
         self.flush()?;

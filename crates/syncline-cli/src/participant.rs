@@ -19,7 +19,7 @@ use syncline::timer::{
 use syncline::{TimeDelta, Timestamp};
 use syncline_zenoh::{TimingConfig, ZenohParticipant};
 
-use crate::coordinator::{net_error, one_zenoh_thread, open_session, runtime};
+use crate::coordinator::{net_error, on_zenoh, one_zenoh_thread, open_session};
 use crate::error::CliError;
 
 /// Arguments of `syncline participant`.
@@ -88,7 +88,7 @@ impl ParticipantTransport for Primed {
 /// One callback's line: `{"name":N,"t_ns":T}` (names need no escaping:
 /// they are letters, digits, `-`, `_`, `.`).
 struct Lines {
-    out: std::io::StdoutLock<'static>,
+    out: std::io::Stdout,
     prefix: Vec<u8>,
     int: itoa::Buffer,
 }
@@ -96,22 +96,22 @@ struct Lines {
 impl Lines {
     fn new(name: &str) -> Self {
         Lines {
-            out: std::io::stdout().lock(),
+            out: std::io::stdout(),
             prefix: format!("{{\"name\":\"{name}\",\"t_ns\":").into_bytes(),
             int: itoa::Buffer::new(),
         }
     }
 
     fn tick(&mut self, t: Timestamp, late_ns: Option<i64>) -> std::io::Result<()> {
-        self.out.write_all(&self.prefix)?;
-        self.out
-            .write_all(self.int.format(t.as_nanos()).as_bytes())?;
+        let mut out = self.out.lock();
+        out.write_all(&self.prefix)?;
+        out.write_all(self.int.format(t.as_nanos()).as_bytes())?;
         if let Some(l) = late_ns {
-            self.out.write_all(b",\"late_ns\":")?;
-            self.out.write_all(self.int.format(l).as_bytes())?;
+            out.write_all(b",\"late_ns\":")?;
+            out.write_all(self.int.format(l).as_bytes())?;
         }
-        self.out.write_all(b"}\n")?;
-        self.out.flush()
+        out.write_all(b"}\n")?;
+        out.flush()
     }
 }
 
@@ -139,7 +139,7 @@ pub fn run(args: ParticipantArgs) -> Result<(), CliError> {
     .map_err(|e| CliError::flag("--period-ns", e.to_string()))?;
     let timeout = (args.coordinator_timeout_ms > 0)
         .then(|| Duration::from_millis(args.coordinator_timeout_ms));
-    runtime()?.block_on(async move {
+    on_zenoh(async move {
         let session = open_session(
             &args.listen,
             &args.connect,

@@ -23,8 +23,8 @@ pub mod wire;
 
 pub use config::{NetConfig, open, open_file};
 pub use stamped::{
-    ClockId, ClockPolicy, OnPublisherLost, Received, StampedPublisher, StampedSubscriber,
-    StreamStats, SubscriberConfig,
+    ClockId, ClockPolicy, OnPublisherLost, PublisherOptions, Received, StampedPublisher,
+    StampedSubscriber, StreamStats, SubscriberConfig,
 };
 pub use timing::{LinkStats, TimingConfig, ZenohCoordinator, ZenohParticipant, check_name};
 
@@ -46,6 +46,36 @@ pub use timing::{LinkStats, TimingConfig, ZenohCoordinator, ZenohParticipant, ch
 /// every link of that process.
 pub const ONE_THREAD_RUNTIME: &str =
     "(rx: (handover: net), acc: (handover: net), tx: (handover: net), app: (handover: net))";
+
+/// The tokio runtime of zenoh's application tasks (zenoh's `app`
+/// runtime; under [`ONE_THREAD_RUNTIME`], zenoh's one `net` thread).
+///
+/// A task spawned here runs on the thread that receives zenoh's messages
+/// and runs its callbacks: a message handed from a callback to the task,
+/// and a put from the task to zenoh's sending task, then wake a task on
+/// the same thread instead of another thread (no futex wake, no context
+/// switch). `syncline coordinator` and `syncline participant` run there.
+/// The task must not block for long: while it runs, zenoh's receiving,
+/// sending and keep-alives of this process wait. Nor may it put bursts
+/// under [`ONE_THREAD_RUNTIME`]: a put that finds its link's queue (two
+/// batches) full waits for zenoh's sending task, which only this thread
+/// runs (zenoh closes the link after five seconds). The timing transport
+/// sends its re-sends from `block_in_place`; publish a
+/// [`StampedPublisher`] from a thread of your own. A [`StampedSubscriber`]
+/// consumed here counts what it cannot queue ([`StreamStats::overflow`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let rt = syncline_zenoh::zenoh_runtime();
+/// let session = rt.block_on(rt.spawn(async {
+///     syncline_zenoh::NetConfig::new().listen("tcp/127.0.0.1:0").open().await
+/// }))??;
+/// # drop(session);
+/// # Ok(()) }
+/// ```
+pub fn zenoh_runtime() -> tokio::runtime::Handle {
+    (*zenoh_runtime::ZRuntime::Application).clone()
+}
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -76,3 +106,8 @@ impl Error {
 #[doc = include_str!("../../../docs/ros2.md")]
 #[cfg(doctest)]
 pub struct Ros2GuideDoctests;
+
+/// The code blocks of `docs/distributed.md`, compiled as doctests.
+#[doc = include_str!("../../../docs/distributed.md")]
+#[cfg(doctest)]
+pub struct DistributedGuideDoctests;

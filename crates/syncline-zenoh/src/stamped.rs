@@ -23,6 +23,8 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
@@ -33,7 +35,7 @@ use syncline_core::{Stamped, Timestamp};
 use zenoh::Wait;
 use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::{Publisher, Subscriber};
-use zenoh::qos::CongestionControl;
+use zenoh::qos::{CongestionControl, Priority};
 use zenoh::sample::{Sample, SampleKind};
 
 use crate::Error;
@@ -152,10 +154,23 @@ impl<T: Serialize> StampedPublisher<T> {
     /// `clock`. Reliable, blocking congestion control: a slow subscriber
     /// slows the publisher, nothing is dropped.
     pub async fn new(session: &zenoh::Session, key: &str, clock: ClockId) -> Result<Self, Error> {
+        Self::with_options(session, key, clock, PublisherOptions::default()).await
+    }
+
+    /// [`new`](Self::new) with zenoh's express mode and priority
+    /// ([`PublisherOptions`]).
+    pub async fn with_options(
+        session: &zenoh::Session,
+        key: &str,
+        clock: ClockId,
+        options: PublisherOptions,
+    ) -> Result<Self, Error> {
         let id = instance_id();
         let publisher = session
             .declare_publisher(key.to_string())
             .congestion_control(CongestionControl::Block)
+            .express(options.express)
+            .priority(options.priority)
             .await
             .map_err(Error::zenoh)?;
         let token = session
@@ -212,6 +227,28 @@ impl<T: Serialize> StampedPublisher<T> {
     /// Samples published so far (the last sequence number).
     pub fn published(&self) -> u64 {
         self.seq
+    }
+}
+
+/// How a [`StampedPublisher`] hands its samples to zenoh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublisherOptions {
+    /// Zenoh's express mode: each sample is written on its own, never
+    /// held to be batched with the next ones (default: off; zenoh then
+    /// batches only the samples that queue up behind a busy link, which
+    /// is what keeps high rates cheap).
+    pub express: bool,
+    /// Zenoh's priority on links that carry several (default:
+    /// [`Priority::Data`]); a higher one goes ahead of bulk traffic.
+    pub priority: Priority,
+}
+
+impl Default for PublisherOptions {
+    fn default() -> Self {
+        PublisherOptions {
+            express: false,
+            priority: Priority::Data,
+        }
     }
 }
 
@@ -290,11 +327,63 @@ pub struct StreamStats {
     pub publishers: u64,
     /// Publishers that went away.
     pub publishers_lost: u64,
+    /// Samples and liveliness changes dropped because the queue was full
+    /// while the stream is consumed on zenoh's receiving thread (a task on
+    /// [`crate::zenoh_runtime`] under [`crate::ONE_THREAD_RUNTIME`]), where
+    /// waiting for room would never end. A dropped sample also shows as a
+    /// gap (`lost`) when the publisher's next one arrives.
+    pub overflow: u64,
 }
 
 enum Event {
     Sample(Sample),
     Alive(Sample),
+}
+
+/// A number for the current thread (never 0).
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
+    TOKEN.with(|t| *t)
+}
+
+/// The bounded queue between zenoh's callbacks and the stream.
+struct Queue<E> {
+    tx: flume::Sender<E>,
+    /// The thread that last polled the stream ([`thread_token`]).
+    consumer: AtomicU64,
+    /// Events dropped because the queue was full while the stream is
+    /// consumed on the callback's own thread.
+    overflow: AtomicU64,
+}
+
+impl<E> Queue<E> {
+    fn new(tx: flume::Sender<E>) -> Self {
+        Queue {
+            tx,
+            consumer: AtomicU64::new(0),
+            overflow: AtomicU64::new(0),
+        }
+    }
+
+    /// Called from zenoh's callbacks. A full queue blocks zenoh's
+    /// receiving thread, so the publisher is slowed down and nothing is
+    /// dropped; except when the stream is consumed on that very thread
+    /// (a task on [`crate::zenoh_runtime`] under
+    /// [`crate::ONE_THREAD_RUNTIME`]), where blocking would never end: the
+    /// event is then dropped and counted.
+    fn push(&self, event: E) {
+        match self.tx.try_send(event) {
+            Ok(()) | Err(flume::TrySendError::Disconnected(_)) => {}
+            Err(flume::TrySendError::Full(event)) => {
+                if self.consumer.load(Ordering::Relaxed) == thread_token() {
+                    self.overflow.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    let _ = self.tx.send(event);
+                }
+            }
+        }
+    }
 }
 
 struct PubState {
@@ -308,6 +397,7 @@ struct PubState {
 /// `Stamped<T>`; both plug into `.aligned()` and the synchronizers.
 pub struct StampedSubscriber<T> {
     rx: flume::r#async::RecvStream<'static, Event>,
+    queue: Arc<Queue<Event>>,
     publishers: HashMap<u64, PubState>,
     config: SubscriberConfig,
     clock: Option<ClockId>,
@@ -333,23 +423,19 @@ impl<T: DeserializeOwned> StampedSubscriber<T> {
         config: SubscriberConfig,
     ) -> Result<Self, Error> {
         let (tx, rx) = flume::bounded(config.capacity.max(1));
-        let alive_tx = tx.clone();
+        let queue = Arc::new(Queue::new(tx));
+        let alive_queue = queue.clone();
         let alive = session
             .liveliness()
             .declare_subscriber(format!("syncline/publisher/*/{key}"))
             .history(true)
-            .callback(move |s| {
-                let _ = alive_tx.send(Event::Alive(s));
-            })
+            .callback(move |s| alive_queue.push(Event::Alive(s)))
             .await
             .map_err(Error::zenoh)?;
-        // A full queue blocks zenoh's receiving thread: the publisher is
-        // slowed down, nothing is dropped.
+        let data_queue = queue.clone();
         let data = session
             .declare_subscriber(key.to_string())
-            .callback(move |s| {
-                let _ = tx.send(Event::Sample(s));
-            })
+            .callback(move |s| data_queue.push(Event::Sample(s)))
             .await
             .map_err(Error::zenoh)?;
         let clock = match config.clock {
@@ -358,6 +444,7 @@ impl<T: DeserializeOwned> StampedSubscriber<T> {
         };
         Ok(StampedSubscriber {
             rx: rx.into_stream(),
+            queue,
             publishers: HashMap::new(),
             config,
             clock,
@@ -370,7 +457,10 @@ impl<T: DeserializeOwned> StampedSubscriber<T> {
 
     /// The counters.
     pub fn stats(&self) -> StreamStats {
-        self.stats
+        StreamStats {
+            overflow: self.queue.overflow.load(Ordering::Relaxed),
+            ..self.stats
+        }
     }
 
     /// Publishers alive now.
@@ -469,6 +559,7 @@ impl<T: DeserializeOwned> Stream for StampedSubscriber<T> {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
+        this.queue.consumer.store(thread_token(), Ordering::Relaxed);
         loop {
             if this.ended {
                 return Poll::Ready(None);
@@ -491,6 +582,40 @@ impl<T: DeserializeOwned> Stream for StampedSubscriber<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_full_queue_consumed_on_the_callback_thread_drops_and_counts() {
+        let (tx, rx) = flume::bounded(2);
+        let queue = Queue::new(tx);
+        queue.consumer.store(thread_token(), Ordering::Relaxed);
+        for i in 0..5u32 {
+            queue.push(i);
+        }
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(queue.overflow.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn a_full_queue_consumed_on_another_thread_waits_and_loses_nothing() {
+        let (tx, rx) = flume::bounded(2);
+        let queue = Arc::new(Queue::new(tx));
+        let consumer = std::thread::spawn(move || {
+            // Registers as the consumer, then takes everything.
+            let mut got = Vec::new();
+            while let Ok(v) = rx.recv() {
+                got.push(v);
+            }
+            got
+        });
+        queue.consumer.store(u64::MAX, Ordering::Relaxed);
+        for i in 0..100u32 {
+            queue.push(i);
+        }
+        let overflow = queue.overflow.load(Ordering::Relaxed);
+        drop(queue);
+        assert_eq!(consumer.join().unwrap(), (0..100).collect::<Vec<_>>());
+        assert_eq!(overflow, 0);
+    }
 
     proptest! {
         #[test]

@@ -150,6 +150,25 @@ fn put(publisher: &Publisher<'static>, frame: &Frame) -> bool {
     publisher.put(frame.encode().to_vec()).wait().is_ok()
 }
 
+/// Runs `f`, which sends `frames` frames on one link at once, so that it
+/// cannot block for ever. On zenoh's own runtime (a task on
+/// [`crate::zenoh_runtime`]) under [`crate::ONE_THREAD_RUNTIME`], a put
+/// waits when the link's queue (two batches) is full until zenoh's sending
+/// task writes, and that task runs on the same thread: a burst of more than
+/// one frame (a re-send after a lost link) therefore runs in
+/// `block_in_place`, which hands the thread's other tasks to another thread
+/// meanwhile. A single frame, the common case, is sent directly.
+fn burst<R>(frames: usize, f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let multi_thread =
+        Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if frames > 1 && multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
 /// Pushes `frame` on a bounded outbox.
 fn keep(outbox: &mut VecDeque<Frame>, frame: Frame, stats: &mut LinkStats) {
     if outbox.len() >= OUTBOX_CAP {
@@ -382,12 +401,14 @@ impl ZenohCoordinator {
             peer: PeerKey(k),
             name: p.name.clone(),
         });
-        for f in &p.outbox {
-            let mut f = *f;
-            f.ack = p.seq_in.last;
-            put(&p.publisher, &f);
-            self.stats.resent += 1;
-        }
+        let ack = p.seq_in.last;
+        let (publisher, outbox) = (&p.publisher, &p.outbox);
+        burst(outbox.len(), || {
+            for f in outbox {
+                put(publisher, &Frame { ack, ..*f });
+            }
+        });
+        self.stats.resent += p.outbox.len() as u64;
     }
 
     fn handle_msg(&mut self, s: &Sample) {
@@ -632,13 +653,15 @@ impl ZenohParticipant {
             _ => return,
         };
         self.lost = None;
-        for f in &self.outbox {
-            let mut f = *f;
-            f.ack = ack;
-            put(&self.publisher, &f);
-            self.stats.resent += 1;
-        }
-        self.refresh();
+        // The unacknowledged frames, then the last ready report.
+        let frames = self.outbox.len() + usize::from(self.last_ready.is_some());
+        burst(frames, || {
+            for f in &self.outbox {
+                put(&self.publisher, &Frame { ack, ..*f });
+                self.stats.resent += 1;
+            }
+            self.refresh();
+        });
     }
 
     /// Repeats the last ready report (to a coordinator that may have
