@@ -731,8 +731,12 @@ impl Estimator {
         // burst's last sample, the least delayed, is the one left free.
         let held = match (since_last, self.period_f(), self.fit.floor()) {
             (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
+                let beyond = (self.cfg.tuning.held_late * p).max(self.fit.jitter_reach());
                 self.pending.as_mut().is_some_and(|pd| {
-                    let late = f.residual(pd.point.n, pd.point.q) > self.cfg.tuning.held_late * p;
+                    // At the number it keeps now (a gap this short
+                    // resolves an ambiguous one as delayed).
+                    let n = pd.alt.map_or(pd.point.n, |a| a.delayed);
+                    let late = f.residual(n, pd.point.q) > beyond;
                     pd.point.queued |= late;
                     late
                 })

@@ -3059,9 +3059,9 @@ proptest! {
 /// A random packetised stream (`seed`): `(true time, arrival)` of 3000
 /// samples, each ready after a latency of 0.1-2 ms plus an exponential or
 /// uniform delay of 1-30 % of the period, then held in packets of `m`
-/// sent when their last sample is ready: either packets of 3-8 at a period
+/// sent when their last sample is ready: either packets of 2-8 at a period
 /// of 1-20 ms, or (a serial sensor behind a USB adapter at the default 16 ms
-/// latency timer) packets of 3-32 that fill within 12 ms, at 1-4 ms. Delivery
+/// latency timer) packets of 2-32 that fill within 12 ms, at 1-4 ms. Delivery
 /// is FIFO, 20-60 us apart. Also returns the period and a description.
 fn packetised_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
@@ -3072,10 +3072,10 @@ fn packetised_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
         (1_000_000.0 * 20f64.powf(r.next())) as i64
     };
     let m = if usb {
-        let most = (12_000_000 / p).clamp(3, 32) as f64;
-        3 + (r.next() * (most - 2.0)) as usize
+        let most = (12_000_000 / p).clamp(2, 32) as f64;
+        2 + (r.next() * (most - 1.0)) as usize
     } else {
-        3 + (r.next() * 6.0) as usize
+        2 + (r.next() * 7.0) as usize
     };
     let n = 3000usize;
     let latency = 100_000 + (r.next() * 1_900_000.0) as i64;
@@ -3126,15 +3126,19 @@ fn packetised_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
 /// inconsistent and cut again and again, and the estimates followed the
 /// arrivals (worse than Rock's estimator on all 20 `packets` draws of
 /// `scripts/family_draws.py --seed 5`, 14 of the 20 `usb_timer` ones; and
-/// 0.5-0.9 periods RMS here). Without the held samples marked as queued,
-/// this test fails.
+/// 0.5-0.9 periods RMS here). In packets of two, the head was judged at the
+/// number it had on arrival (one loss on, on time there) and never held, and
+/// the statistics never became valid. Without the held samples marked as
+/// queued, this test fails.
 #[test]
 fn packets_are_fitted_on_their_last_samples() {
     for seed in 1..=24u64 {
         let (p, what, samples) = packetised_stream(seed);
         let mut e = est(Some(p));
         let errs = errors(&mut e, &samples);
-        let rms = debiased_rms(&errs[500..]);
+        // After 1000 samples: on one stream in 40 of this generator the
+        // statistics take 500-1000 samples to become valid.
+        let rms = debiased_rms(&errs[1000..]);
         assert!(
             rms < 0.05 * p as f64,
             "seed {seed}, period {p}, {what}: RMS {rms:.0} ns, {:?}",

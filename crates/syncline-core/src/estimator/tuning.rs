@@ -80,9 +80,13 @@ pub struct Tuning {
     /// last sample, the least delayed, is its free one. Half a period: the samples a packet
     /// held wait a whole period or more, a sample on time at most its jitter.
     ///
+    /// The lateness must also exceed the jitter's reach above the floor
+    /// (`LineFit::jitter_reach`): a sample less late than that may be late by its own jitter
+    /// (FIFO bursts of a stream whose jitter spans a period).
+    ///
     /// Measured with `scripts/family_draws.py --seed 5 --draws 20`: the `packets` draws went
-    /// from 0 to 75 % within Rock's RMS (median RMS/Rock 1.68 to 0.010), the `usb_timer` ones
-    /// from 30 to 75 % (1.57 to 0.015), 79.0 to 87.0 % over all 15 kinds.
+    /// from 0 to 90 % within Rock's RMS (median RMS/Rock 1.68 to 0.005), the `usb_timer` ones
+    /// from 30 to 85 % (1.57 to 0.013), 79.0 to 88.7 % over all 15 kinds.
     pub held_late: f64,
     /// Arrivals in a row before the last accepted one, each at or after the one before it, that
     /// are taken for a step back of the host clock (the fit restarts at the new time) rather
