@@ -814,7 +814,8 @@ impl LineFit {
             f.n0.saturating_sub(first.n) as f64,
             f.q0.saturating_sub(first.q) as f64,
         );
-        let (mut k, mut near, mut sum, mut ss) = (0usize, 0usize, 0.0f64, 0.0f64);
+        let (mut k, mut near, mut free) = (0usize, 0usize, 0usize);
+        let (mut sum, mut ss) = (0.0f64, 0.0f64);
         let residual = |p: &Point| {
             let (x, y) = rel(p);
             (x, y, (y as f64 - fy) - f.slope * (x as f64 - fx))
@@ -837,6 +838,7 @@ impl LineFit {
         for s in [a, b] {
             for p in s.iter().filter(|p| !p.queued) {
                 let (_, _, r) = residual(p);
+                free += 1;
                 near += usize::from((r - centre).abs() < half);
                 if r < half {
                     k += 1;
@@ -855,7 +857,10 @@ impl LineFit {
         // more below the rest and tilt the floor (a bridge from them to the
         // newest points) and the least-squares line for as long as they
         // stay in the history.
-        if self.pts.len() >= 3 * self.t.min_stats_points && near < self.pts.len() / 3 {
+        // Judged on the free points: the queued ones say nothing of where
+        // the points gather (in packets of four, three of four are queued,
+        // and a history of them was always found inconsistent).
+        if free >= 3 * self.t.min_stats_points && near < free / 3 {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);

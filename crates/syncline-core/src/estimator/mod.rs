@@ -747,6 +747,27 @@ impl Estimator {
         index: Option<u64>,
         since_last: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
+        // A packet: a sample right behind the pending one (within
+        // `Tuning::queued` of a period), which is late on the floor by more
+        // than `Tuning::held_late` of a period, was held with it (a packet
+        // leaves when its last sample is ready; a backlog drains behind a
+        // stalled sample). The pending one waited and says nothing of the
+        // line; this one takes over as the burst's free point, and the
+        // burst's last sample, the least delayed, is the one left free.
+        let held = match (since_last, self.period_f(), self.fit.floor()) {
+            (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
+                let beyond = (self.cfg.tuning.held_late * p).max(self.fit.jitter_reach());
+                self.pending.as_mut().is_some_and(|pd| {
+                    // At the number it keeps now (a gap this short
+                    // resolves an ambiguous one as delayed).
+                    let n = pd.alt.map_or(pd.point.n, |a| a.delayed);
+                    let late = f.residual(n, pd.point.q) > beyond;
+                    pd.point.queued |= late;
+                    late
+                })
+            }
+            _ => false,
+        };
         // Stage 1, numbering (confirmation): this arrival confirms or
         // revises the pending sample's number, which then enters the clock
         // line (stage 2) and the change detector (stage 3).
@@ -791,7 +812,7 @@ impl Estimator {
         if let (Some(gap), Some(p)) = (since_last, period) {
             self.track_link(n, q, r0, gap as f64, p);
         }
-        let queued = queued
+        let queued = (queued && !held)
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
             || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         if index.is_some() {

@@ -3055,3 +3055,94 @@ proptest! {
         prop_assert!(serde_json::to_string(&st).is_ok());
     }
 }
+
+/// A random packetised stream (`seed`): `(true time, arrival)` of 3000
+/// samples, each ready after a latency of 0.1-2 ms plus an exponential or
+/// uniform delay of 1-30 % of the period, then held in packets of `m`
+/// sent when their last sample is ready: either packets of 2-8 at a period
+/// of 1-20 ms, or (a serial sensor behind a USB adapter at the default 16 ms
+/// latency timer) packets of 2-32 that fill within 12 ms, at 1-4 ms. Delivery
+/// is FIFO, 20-60 us apart. Also returns the period and a description.
+fn packetised_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let usb = r.next() < 0.5;
+    let p = if usb {
+        (1_000_000.0 * 4f64.powf(r.next())) as i64
+    } else {
+        (1_000_000.0 * 20f64.powf(r.next())) as i64
+    };
+    let m = if usb {
+        let most = (12_000_000 / p).clamp(2, 32) as f64;
+        2 + (r.next() * (most - 1.0)) as usize
+    } else {
+        2 + (r.next() * 7.0) as usize
+    };
+    let n = 3000usize;
+    let latency = 100_000 + (r.next() * 1_900_000.0) as i64;
+    let scale = p as f64 * 0.01 * 30f64.powf(r.next());
+    let exponential = r.next() < 0.5;
+    let ready: Vec<i64> = (0..n as i64)
+        .map(|k| {
+            let d = if exponential {
+                r.exp(scale)
+            } else {
+                (r.next() * scale) as i64
+            };
+            T0 + k * p + latency + d
+        })
+        .collect();
+    let mut last = 0;
+    let samples = (0..n)
+        .map(|k| {
+            let sent = ready[((k / m + 1) * m - 1).min(n - 1)];
+            let q = if sent > last {
+                sent
+            } else {
+                last + 20_000 + (r.next() * 40_000.0) as i64
+            };
+            last = q;
+            (T0 + k as i64 * p, q)
+        })
+        .collect();
+    let law = if exponential {
+        "exponential"
+    } else {
+        "uniform"
+    };
+    let what = if usb { "USB, " } else { "" };
+    (
+        p,
+        format!("{what}{m} per packet, {law} delays of {scale:.0} ns"),
+        samples,
+    )
+}
+
+/// Packetised delivery ([`packetised_stream`]): the samples of a packet
+/// arrive together, and its last one is the least delayed; the lower
+/// envelope of the arrivals is made of packets' last samples. While the
+/// first arrival of each packet (the one that waited longest) stayed the
+/// only free point and the rest were queued, the fit's statistics saw only
+/// those, a period or more above the floor: the history was found
+/// inconsistent and cut again and again, and the estimates followed the
+/// arrivals (worse than Rock's estimator on all 20 `packets` draws of
+/// `scripts/family_draws.py --seed 5`, 14 of the 20 `usb_timer` ones; and
+/// 0.5-0.9 periods RMS here). In packets of two, the head was judged at the
+/// number it had on arrival (one loss on, on time there) and never held, and
+/// the statistics never became valid. Without the held samples marked as
+/// queued, this test fails.
+#[test]
+fn packets_are_fitted_on_their_last_samples() {
+    for seed in 1..=24u64 {
+        let (p, what, samples) = packetised_stream(seed);
+        let mut e = est(Some(p));
+        let errs = errors(&mut e, &samples);
+        // After 1000 samples: on one stream in 40 of this generator the
+        // statistics take 500-1000 samples to become valid.
+        let rms = debiased_rms(&errs[1000..]);
+        assert!(
+            rms < 0.05 * p as f64,
+            "seed {seed}, period {p}, {what}: RMS {rms:.0} ns, {:?}",
+            e.status()
+        );
+    }
+}
