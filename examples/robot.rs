@@ -339,7 +339,7 @@ pub async fn run(opts: &Options) -> Summary {
     .live(clock);
     let mut add = |r: &mut RouterBuilder, name: &str| {
         let (lookahead, s) = next();
-        let config = StreamConfig::lookahead(lookahead);
+        let config = StreamConfig::lookahead(lookahead).expect("a lookahead >= 0");
         r.input(name, s, config)
             .expect("valid stream configuration")
     };

@@ -261,7 +261,7 @@ impl<T: Send + 'static> SourceStream<T> {
 
     /// Stamps every sample with its estimated acquisition time, from the
     /// arrival time taken at hand-over (same as
-    /// [`SensorStreamExt::timestamped_arrived`](crate::timestamped::SensorStreamExt::timestamped_arrived)).
+    /// [`SynclineExt::timestamped_arrived`](crate::SynclineExt::timestamped_arrived)).
     pub fn timestamped(
         self,
         estimator: Estimator,

@@ -4,10 +4,10 @@
 //! The adapter takes each item's arrival time, feeds it to the sans-IO
 //! [`Estimator`] and yields [`Stamped`] items. The arrival time is:
 //!
-//! * for [`SensorStreamExt::timestamped`], its [`Clock`]'s reading when the
+//! * for [`SynclineExt::timestamped`](crate::SynclineExt::timestamped), its [`Clock`]'s reading when the
 //!   item is polled: right for a stream that is polled as soon as an item
 //!   is ready (a driver task feeding the pipeline directly);
-//! * for [`SensorStreamExt::timestamped_arrived`] (and
+//! * for [`SynclineExt::timestamped_arrived`](crate::SynclineExt::timestamped_arrived) (and
 //!   [`SourceStream::timestamped`](crate::source::SourceStream::timestamped)),
 //!   the arrival carried by each [`Arrived`] item: taken when the driver
 //!   handed the sample over ([`crate::source`]) or by the kernel, so a busy
@@ -120,7 +120,7 @@ impl<T> ArrivalOf<Arrived<T>> for ItemArrival {
 }
 
 pin_project! {
-    /// The stream returned by [`SensorStreamExt::timestamped`].
+    /// The stream returned by [`SynclineExt::timestamped`](crate::SynclineExt::timestamped).
     #[must_use = "streams do nothing unless polled"]
     pub struct Timestamped<S, C = SystemClock, I = NoIndex, R = NoReferences, A = ReadClock> {
         #[pin]
@@ -238,7 +238,7 @@ impl<S, C, I, R, A> Timestamped<S, C, I, R, A> {
     /// estimator was configured with (estimated stamps wander by their
     /// jitter, so consecutive stamps can be a little less than a period
     /// apart), or `None` without a configured period. Use it as
-    /// `StreamConfig::lookahead(stamped.lookahead().unwrap_or_default())`.
+    /// `StreamConfig::lookahead(stamped.lookahead().unwrap_or_default()).unwrap()`.
     pub fn lookahead(&self) -> Option<TimeDelta> {
         let period = self.estimator.status().period_ns?;
         Some(TimeDelta::from_nanos((period / 2.0) as i64))
@@ -306,32 +306,6 @@ where
     }
 }
 
-/// Sensor-stream adapters, for every [`Stream`].
-pub trait SensorStreamExt: Stream + Sized {
-    /// Stamps every item with its estimated acquisition time, the arrival
-    /// being the clock's reading when the item is polled (system clock by
-    /// default; see [`Timestamped::with_clock`], [`Timestamped::with_index`],
-    /// [`Timestamped::with_references`]).
-    fn timestamped(self, estimator: Estimator) -> Timestamped<Self> {
-        Timestamped::new(self, estimator)
-    }
-
-    /// Stamps every [`Arrived`] item with its estimated acquisition time,
-    /// from the arrival the item carries (taken at hand-over, see
-    /// [`crate::source`]); yields the items' values.
-    fn timestamped_arrived<T>(
-        self,
-        estimator: Estimator,
-    ) -> Timestamped<Self, SystemClock, NoIndex, NoReferences, ItemArrival>
-    where
-        Self: Stream<Item = Arrived<T>>,
-    {
-        Timestamped::new(self, estimator).with_item_arrival()
-    }
-}
-
-impl<S: Stream> SensorStreamExt for S {}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -340,6 +314,7 @@ mod tests {
     use syncline_core::estimator::EstimatorConfig;
 
     use super::*;
+    use crate::SynclineExt;
     use crate::clock::TokioClock;
 
     const T0: i64 = 1_700_000_000_000_000_000;

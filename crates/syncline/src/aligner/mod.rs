@@ -11,10 +11,13 @@
 //! * [`AlignerBuilder`] → [`Aligned`]: a `Stream` of your own enum over the
 //!   inputs' types (each input is registered with the enum variant that
 //!   wraps it).
-//! * [`AlignedExt::aligned`] on a tuple of 2 to 8 inputs, `(imu, lidar,
-//!   camera).aligned(config, (imu_cfg, lidar_cfg, camera_cfg))`: the same
-//!   [`Aligned`] stream, of a library enum ([`OneOf3`] here, variants `A`,
-//!   `B`, `C` in tuple order); [`AlignedExt::aligned_live`] takes a clock.
+//! * [`SynclineExt::aligned`](crate::SynclineExt::aligned) on a tuple of 1
+//!   to 8 inputs, `(imu, lidar, camera).aligned(config, (imu_cfg, lidar_cfg,
+//!   camera_cfg))`: the same [`Aligned`] stream, of a library enum
+//!   ([`OneOf3`] here, variants `A`, `B`, `C` in tuple order), or on a `Vec`
+//!   of inputs of one type ([`OneOfN`]);
+//!   [`aligned_live`](crate::SynclineExt::aligned_live) takes a clock. They
+//!   cannot fail: every [`StreamConfig`] was checked when it was built.
 //! * [`FanOutBuilder`] → [`FanOut`]: a future that delivers each input's
 //!   samples into its own bounded, typed tokio `mpsc` channel, to be consumed
 //!   by tasks spawned on the runtime. A slow consumer slows the aligner
@@ -44,8 +47,8 @@
 //! let gps = futures::stream::iter([Stamped::new(t(5), "fix")]);
 //!
 //! let mut builder = AlignerBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(100) });
-//! builder.stream("imu", imu, StreamConfig::new(TimeDelta::from_millis(10)), Sensor::Imu)?;
-//! builder.stream("gps", gps, StreamConfig::new(TimeDelta::from_millis(100)), Sensor::Gps)?;
+//! builder.stream("imu", imu, StreamConfig::new(TimeDelta::from_millis(10))?, Sensor::Imu)?;
+//! builder.stream("gps", gps, StreamConfig::new(TimeDelta::from_millis(100))?, Sensor::Gps)?;
 //! let out: Vec<Sensor> = builder.aligned().collect().await;
 //! assert_eq!(out, [
 //!     Sensor::Imu(Stamped::new(t(0), 1)),
@@ -90,7 +93,7 @@ use engine::Engine;
 use lane::{Channel, Lane, QueueLane, Wrap};
 pub use router::{ConsumerBuilder, InputId, Router, RouterBuilder};
 pub use tuple::{
-    AlignInputs, AlignedExt, OneOf2, OneOf3, OneOf4, OneOf5, OneOf6, OneOf7, OneOf8, aligned,
+    AlignInputs, OneOf1, OneOf2, OneOf3, OneOf4, OneOf5, OneOf6, OneOf7, OneOf8, OneOfN, aligned,
     aligned_live,
 };
 
@@ -192,7 +195,8 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     /// capacity and priority; `wrap` turns its samples into `E`.
     ///
     /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
+    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
+    /// valid: it was checked when it was built).
     pub fn stream<T, S, F>(
         &mut self,
         name: &str,
@@ -321,7 +325,8 @@ impl FanOutBuilder {
     /// all channels are sent in global timestamp order.
     ///
     /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
+    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
+    /// valid: it was checked when it was built).
     pub fn channel<T, S>(
         &mut self,
         name: &str,

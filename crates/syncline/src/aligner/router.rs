@@ -100,8 +100,8 @@ fn build_lane<T: Clone + Send + 'static>(
 /// let lidar = futures::stream::iter([Stamped::new(t(12), "scan")]);
 ///
 /// let mut r = RouterBuilder::new(AlignerConfig { timeout: ms(100) });
-/// let imu = r.input("imu", imu, StreamConfig::new(ms(5)))?;
-/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100)))?;
+/// let imu = r.input("imu", imu, StreamConfig::new(ms(5))?)?;
+/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100))?)?;
 /// let mut fusion = r
 ///     .consumer("fusion", QueuePolicy::backpressure(64, ms(50)))
 ///     .route(imu, Fusion::Imu)
@@ -170,7 +170,8 @@ impl RouterBuilder {
     /// an `Arc`).
     ///
     /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
+    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
+    /// valid: it was checked when it was built).
     pub fn input<T, S>(
         &mut self,
         name: &str,

@@ -22,7 +22,10 @@ fn config(timeout_ms: i64) -> AlignerConfig {
 }
 
 fn period(p_ms: i64) -> StreamConfig {
-    StreamConfig::new(TimeDelta::from_millis(p_ms)).capacity(16)
+    StreamConfig::new(TimeDelta::from_millis(p_ms))
+        .unwrap()
+        .capacity(16)
+        .unwrap()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -155,7 +158,12 @@ async fn fan_out_backpressure_bounds_memory() {
     let taken = Arc::new(AtomicUsize::new(0));
     let mut builder = FanOutBuilder::new(config(1000));
     let mut rx = builder
-        .channel("a", counted(1000, taken.clone()), period(1).capacity(4), 2)
+        .channel(
+            "a",
+            counted(1000, taken.clone()),
+            period(1).capacity(4).unwrap(),
+            2,
+        )
         .unwrap();
     let fan = builder.build();
     let status = fan.status_watch();
@@ -247,15 +255,13 @@ async fn fan_out_live_bound_with_a_silent_input() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn bad_stream_config_is_an_error() {
-    let mut builder = AlignerBuilder::<Msg>::new(config(10));
-    let a = futures::stream::empty::<Stamped<u32>>();
+async fn bad_stream_config_is_refused_when_built() {
+    assert_eq!(period(1).capacity(0), Err(AlignerError::ZeroCapacity));
     assert_eq!(
-        builder
-            .stream("a", a, period(1).capacity(0), Msg::A)
-            .unwrap_err(),
-        AlignerError::ZeroCapacity
+        StreamConfig::new(TimeDelta::from_nanos(-1)),
+        Err(AlignerError::NegativePeriod(TimeDelta::from_nanos(-1)))
     );
+    let builder = AlignerBuilder::<Msg>::new(config(10));
     let mut out = builder.aligned();
     assert!(out.next().await.is_none());
 }
@@ -338,7 +344,7 @@ proptest::proptest! {
                 let input = futures::stream::iter(
                     stamps.into_iter().map(move |t| Stamped::new(Timestamp::from_nanos(t), k)),
                 );
-                let cfg = StreamConfig::new(TimeDelta::ZERO).capacity(64);
+                let cfg = StreamConfig::new(TimeDelta::ZERO).unwrap().capacity(64).unwrap();
                 b.stream(&format!("s{k}"), input, cfg, |s| s).unwrap();
             }
             b.aligned().collect::<Vec<Stamped<usize>>>().await
