@@ -11,7 +11,10 @@
 //!   [`SourceStream::timestamped`](crate::source::SourceStream::timestamped)),
 //!   the arrival carried by each [`Arrived`] item: taken when the driver
 //!   handed the sample over ([`crate::source`]) or by the kernel, so a busy
-//!   pipeline never delays it. Prefer this in a live robot.
+//!   pipeline never delays it. Prefer this in a live robot. These yield
+//!   [`Arrived<Stamped<T>>`](Arrived): the estimated stamp, and the
+//!   hand-over time kept for the aligner, whose live latency bound counts
+//!   from it ([`crate::aligner::AlignerItem`]).
 //!
 //! The adapter cannot fail: its [`Estimator`] was validated when it was
 //! built (`Estimator::new(config)?`). Optional: a device counter extracted
@@ -88,13 +91,20 @@ impl<T, F: FnMut(&T) -> u64> IndexOf<T> for IndexFn<F> {
 /// No reference pulses.
 pub type NoReferences = futures::stream::Empty<Timestamp>;
 
-/// Where an item's arrival time comes from, and what value is stamped.
+/// Where an item's arrival time comes from, what value is stamped, and
+/// what the adapter yields.
 pub trait ArrivalOf<T> {
     /// The value the stamped items carry.
     type Value;
+    /// What the adapter yields: [`Stamped`], or [`Arrived<Stamped>`](Arrived)
+    /// when the item carried its arrival (kept for the aligner's latency
+    /// bound).
+    type Output;
     /// The item's arrival time and its value (`clock` is read only when the
     /// item carries no arrival of its own).
     fn split<C: Clock>(&mut self, item: T, clock: &C) -> (Timestamp, Self::Value);
+    /// The stamped value, with its arrival if it is kept.
+    fn output(stamped: Stamped<Self::Value>, arrival: Timestamp) -> Self::Output;
 }
 
 /// The arrival is the clock's reading when the item is polled.
@@ -103,8 +113,12 @@ pub struct ReadClock;
 
 impl<T> ArrivalOf<T> for ReadClock {
     type Value = T;
+    type Output = Stamped<T>;
     fn split<C: Clock>(&mut self, item: T, clock: &C) -> (Timestamp, T) {
         (clock.now(), item)
+    }
+    fn output(stamped: Stamped<T>, _: Timestamp) -> Stamped<T> {
+        stamped
     }
 }
 
@@ -114,8 +128,12 @@ pub struct ItemArrival;
 
 impl<T> ArrivalOf<Arrived<T>> for ItemArrival {
     type Value = T;
+    type Output = Arrived<Stamped<T>>;
     fn split<C: Clock>(&mut self, item: Arrived<T>, _: &C) -> (Timestamp, T) {
         (item.arrival, item.value)
+    }
+    fn output(stamped: Stamped<T>, arrival: Timestamp) -> Arrived<Stamped<T>> {
+        Arrived::new(arrival, stamped)
     }
 }
 
@@ -258,7 +276,7 @@ where
     I: IndexOf<A::Value>,
     R: Stream<Item = Timestamp>,
 {
-    type Item = Stamped<A::Value>;
+    type Item = A::Output;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
@@ -298,7 +316,7 @@ where
             tracing::debug!(?status, "timestamp estimator");
         }
         this.status.send_replace(status);
-        Poll::Ready(Some(Stamped::new(stamp, item)))
+        Poll::Ready(Some(A::output(Stamped::new(stamp, item), now)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -485,9 +503,12 @@ mod tests {
             .collect()
             .await;
         assert_eq!(out.len(), 300);
-        for st in &out {
-            let err = st.stamp.as_nanos() - truth(st.value) - 1_000_000;
-            assert!(err.abs() < 1_000, "item {}: error {err} ns", st.value);
+        for (k, st) in out.iter().enumerate() {
+            let (stamp, value) = (st.value.stamp, st.value.value);
+            let err = stamp.as_nanos() - truth(value) - 1_000_000;
+            assert!(err.abs() < 1_000, "item {value}: error {err} ns");
+            // The hand-over time is kept, for the aligner's latency bound.
+            assert_eq!(st.arrival.as_nanos(), truth(k as u64) + 1_000_000);
         }
     }
 }

@@ -25,9 +25,12 @@
 //!   in `tracing`, never a panic.
 //!
 //! **Replay vs live.** Without a clock only the core's sample-time rule
-//! applies (use it on recordings). With [`AlignerBuilder::live`] each
-//! sample's arrival is read from the clock, and no sample waits longer than
-//! the timeout after its arrival, even if every input goes silent.
+//! applies (use it on recordings). With [`AlignerBuilder::live`] no sample
+//! waits longer than the timeout after its arrival, even if every input
+//! goes silent. The arrival is the hand-over time an input's item carries
+//! ([`Arrived<Stamped<T>>`](crate::source::Arrived), from a
+//! [`crate::source`]: [`AlignerItem`]), else the clock's reading when the
+//! aligner takes the sample in.
 //!
 //! ```
 //! use futures::StreamExt;
@@ -90,6 +93,7 @@ use crate::clock::Clock;
 pub use consumer::{Consumer, ConsumerStatus, DropKind, DropReport, QueuePolicy};
 pub use control::{AlignerControl, ControlError};
 use engine::Engine;
+pub use lane::AlignerItem;
 use lane::{Channel, Lane, QueueLane, Wrap};
 pub use router::{ConsumerBuilder, InputId, Router, RouterBuilder};
 pub use tuple::{
@@ -192,7 +196,10 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     }
 
     /// Registers an input stream (in order on its own) with its period,
-    /// capacity and priority; `wrap` turns its samples into `E`.
+    /// capacity and priority; `wrap` turns its samples into `E`. Its items
+    /// are [`Stamped<T>`], or [`Arrived<Stamped<T>>`](crate::source::Arrived)
+    /// whose hand-over time the live latency bound counts from
+    /// ([`AlignerItem`]).
     ///
     /// # Errors
     /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
@@ -206,11 +213,12 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     ) -> Result<StreamId, AlignerError>
     where
         T: Send + 'static,
-        S: Stream<Item = Stamped<T>> + Send + 'static,
+        S: Stream + Send + 'static,
+        S::Item: AlignerItem<Value = T>,
         F: Fn(Stamped<T>) -> E + Send + 'static,
     {
         self.parts.add(name, config, |capacity| {
-            Box::new(QueueLane::new(Box::pin(input), capacity, Wrap(wrap)))
+            Box::new(QueueLane::new(lane::input(input), capacity, Wrap(wrap)))
         })
     }
 
@@ -336,11 +344,16 @@ impl FanOutBuilder {
     ) -> Result<mpsc::Receiver<Stamped<T>>, AlignerError>
     where
         T: Send + 'static,
-        S: Stream<Item = Stamped<T>> + Send + 'static,
+        S: Stream + Send + 'static,
+        S::Item: AlignerItem<Value = T>,
     {
         let (tx, rx) = mpsc::channel(channel_capacity.max(1));
         self.parts.add(name, config, |capacity| {
-            Box::new(QueueLane::new(Box::pin(input), capacity, Channel::new(tx)))
+            Box::new(QueueLane::new(
+                lane::input(input),
+                capacity,
+                Channel::new(tx),
+            ))
         })?;
         Ok(rx)
     }

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::consumer::{Consumer, ConsumerCtl, DropReport, QueuePolicy, Reports, Shared};
 use super::engine::Engine;
-use super::lane::{Input, Lane, QueueLane, Route, Routes};
+use super::lane::{self, AlignerItem, Input, Lane, QueueLane, Route, Routes};
 use super::{
     AlignedStatus, AlignerConfig, AlignerControl, AlignerError, Parts, StreamConfig, StreamId,
 };
@@ -167,7 +167,10 @@ impl RouterBuilder {
 
     /// Registers an input (in order on its own). Its samples are cloned
     /// for every consumer but the last that takes it (wrap large samples in
-    /// an `Arc`).
+    /// an `Arc`). Its items are [`Stamped<T>`], or
+    /// [`Arrived<Stamped<T>>`](crate::source::Arrived) (what a
+    /// [`crate::source`] stamped by `.timestamped(..)` yields): then the live
+    /// latency bound counts from their hand-over ([`AlignerItem`]).
     ///
     /// # Errors
     /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
@@ -180,7 +183,8 @@ impl RouterBuilder {
     ) -> Result<InputId<T>, AlignerError>
     where
         T: Clone + Send + 'static,
-        S: Stream<Item = Stamped<T>> + Send + 'static,
+        S: Stream + Send + 'static,
+        S::Item: AlignerItem<Value = T>,
     {
         let id = self.parts.core.add_stream(config)?;
         self.parts.ids.push(id);
@@ -189,7 +193,7 @@ impl RouterBuilder {
         let index = self.pending.len();
         self.pending.push(Pending {
             input: Box::new(PendingInput::<T> {
-                input: Box::pin(input),
+                input: lane::input(input),
                 routes: Vec::new(),
             }),
             capacity: config.capacity_for(self.parts.core.timeout()),

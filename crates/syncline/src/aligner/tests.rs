@@ -9,6 +9,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use super::*;
 use crate::clock::TokioClock;
+use crate::source::Arrived;
 use syncline_core::TimeDelta;
 
 fn ms(v: i64) -> Timestamp {
@@ -94,6 +95,49 @@ async fn live_bound_releases_timeout_after_arrival_when_inputs_go_silent() {
     // Nothing queued: the aligner waits without a deadline.
     let waited = tokio::time::timeout(Duration::from_secs(3600), aligned.next()).await;
     assert!(waited.is_err());
+}
+
+/// The live bound counts from the hand-over an item carries: a sample that
+/// sat 60 ms in its source's channel before the aligner read it leaves 40 ms
+/// after it was read (100 ms after its hand-over); one without a carried
+/// arrival, read at the same moment, waits the whole timeout from then.
+#[tokio::test(start_paused = true)]
+async fn live_bound_counts_from_the_hand_over_an_item_carries() {
+    let clock = TokioClock::starting_at(ms(1_000));
+    let (handed_tx, handed) = crate::source::source::<u32>(clock, 16);
+    let (plain_tx, plain) = input::<String>();
+    let (_silent_tx, silent) = input::<String>(); // holds both back
+    let handed = handed.map(|a| Arrived::new(a.arrival, Stamped::new(ms(500), a.value)));
+    let mut builder = AlignerBuilder::new(config(100)).live(clock);
+    builder
+        .stream("handed", handed, period(10), Msg::A)
+        .unwrap();
+    builder.stream("plain", plain, period(10), Msg::B).unwrap();
+    builder
+        .stream("silent", silent, period(10), Msg::B)
+        .unwrap();
+    let mut aligned = builder.aligned();
+
+    let handed_over = clock.now();
+    handed_tx.send(7).unwrap();
+    tokio::time::advance(Duration::from_millis(60)).await;
+    plain_tx
+        .send(Stamped::new(ms(501), "p".into()))
+        .await
+        .unwrap();
+    let read = clock.now();
+    let first = aligned.next().await.unwrap();
+    assert_eq!(first, Msg::A(Stamped::new(ms(500), 7)));
+    assert_eq!(
+        clock.now().checked_since(handed_over).unwrap(),
+        TimeDelta::from_millis(100)
+    );
+    let second = aligned.next().await.unwrap();
+    assert_eq!(second, Msg::B(Stamped::new(ms(501), "p".into())));
+    assert_eq!(
+        clock.now().checked_since(read).unwrap(),
+        TimeDelta::from_millis(100)
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -12,11 +12,12 @@
 use futures::Stream;
 use syncline_core::{HasStamp, Stamped, Timestamp};
 
-use super::{Aligned, AlignerBuilder, AlignerConfig, StreamConfig};
+use super::{Aligned, AlignerBuilder, AlignerConfig, AlignerItem, StreamConfig};
 use crate::clock::Clock;
 
 /// The inputs of the aligner's adapters: a tuple of 1 to 8 streams of
-/// [`Stamped<T>`] (each with its own `T`), aligned into one stream of
+/// [`Stamped<T>`] or [`Arrived<Stamped<T>>`](crate::source::Arrived)
+/// ([`AlignerItem`]; each with its own `T`), aligned into one stream of
 /// [`OneOf1`] ... [`OneOf8`], or a `Vec` of streams of one type, aligned
 /// into [`OneOfN`]. The number of inputs is theirs: there is one
 /// [`StreamConfig`] per tuple element, and one for every stream of a `Vec`.
@@ -77,7 +78,8 @@ fn register_one<E, T, S, F>(
 ) where
     E: Send + 'static,
     T: Send + 'static,
-    S: Stream<Item = Stamped<T>> + Send + 'static,
+    S: Stream + Send + 'static,
+    S::Item: AlignerItem<Value = T>,
     F: Fn(Stamped<T>) -> E + Send + 'static,
 {
     if let Err(e) = builder.stream(name, input, config, wrap) {
@@ -115,7 +117,8 @@ impl<T> HasStamp for OneOfN<T> {
 
 impl<S, T> AlignInputs for Vec<S>
 where
-    S: Stream<Item = Stamped<T>> + Send + 'static,
+    S: Stream + Send + 'static,
+    S::Item: AlignerItem<Value = T>,
     T: Send + 'static,
 {
     type Item = OneOfN<T>;
@@ -171,7 +174,7 @@ macro_rules! one_of {
 
         impl<$($S, $V),+> AlignInputs for ($($S,)+)
         where
-            $($S: Stream<Item = Stamped<$V>> + Send + 'static, $V: Send + 'static,)+
+            $($S: Stream + Send + 'static, $S::Item: AlignerItem<Value = $V>, $V: Send + 'static,)+
         {
             type Item = $name<$($V),+>;
             type Configs = ($(config_of!($V),)+);
