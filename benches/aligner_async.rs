@@ -75,7 +75,9 @@ fn fan_out_4_streams_multi_thread(bencher: Bencher, per_stream: usize) {
         .counter(ItemsCount::new(4 * per_stream))
         .with_inputs(|| inputs.clone())
         .bench_local_values(|(imu, cam, odom, gps)| {
-            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS)).capacity(64);
+            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
+                .and_then(|c| c.capacity(64))
+                .expect("valid stream configuration");
             let mut b = FanOutBuilder::new(AlignerConfig {
                 timeout: TimeDelta::from_millis(100),
             });
@@ -152,7 +154,9 @@ fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize
         .counter(ItemsCount::new(4 * per_stream))
         .with_inputs(|| inputs.clone())
         .bench_local_values(|(imu, cam, odom, gps)| {
-            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS)).capacity(64);
+            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
+                .and_then(|c| c.capacity(64))
+                .expect("valid stream configuration");
             let policy = QueuePolicy::backpressure(1024, TimeDelta::from_secs(1));
             let mut r = RouterBuilder::new(AlignerConfig {
                 timeout: TimeDelta::from_millis(100),
@@ -220,7 +224,9 @@ fn router_4_streams_1_consumer_multi_thread(bencher: Bencher, per_stream: usize)
         .counter(ItemsCount::new(4 * per_stream))
         .with_inputs(|| inputs.clone())
         .bench_local_values(|(imu, cam, odom, gps)| {
-            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS)).capacity(64);
+            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
+                .and_then(|c| c.capacity(64))
+                .expect("valid stream configuration");
             let policy = QueuePolicy::backpressure(1024, TimeDelta::from_secs(1));
             let mut r = RouterBuilder::new(AlignerConfig {
                 timeout: TimeDelta::from_millis(100),

@@ -55,8 +55,12 @@ fn aligner() -> (Aligner<u64>, Vec<StreamId>) {
     let ids = STREAMS
         .iter()
         .map(|&(p, _)| {
-            a.add_stream(StreamConfig::new(TimeDelta::from_nanos(p)).capacity(64))
-                .expect("valid stream")
+            a.add_stream(
+                StreamConfig::new(TimeDelta::from_nanos(p))
+                    .and_then(|c| c.capacity(64))
+                    .expect("valid stream configuration"),
+            )
+            .expect("valid stream")
         })
         .collect();
     (a, ids)

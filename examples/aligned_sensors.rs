@@ -134,6 +134,11 @@ async fn main() {
     let start = clock.now().saturating_add(TimeDelta::from_millis(20));
     let run = TimeDelta::from_secs(2);
     let ms = TimeDelta::from_millis;
+    let stream = |lookahead, capacity| {
+        StreamConfig::lookahead(lookahead)
+            .and_then(|c| c.capacity(capacity))
+            .expect("a lookahead >= 0 and a capacity >= 1")
+    };
 
     // Sensors: period, delay, jitter.
     let imu = driver(clock, start, ms(10), run, ms(2), ms(1), |n| Imu {
@@ -155,14 +160,9 @@ async fn main() {
     )
         .aligned_live(
             AlignerConfig { timeout: ms(150) },
-            (
-                StreamConfig::new(ms(9)).capacity(64),
-                StreamConfig::new(ms(90)).capacity(8),
-                StreamConfig::new(ms(36)).capacity(16),
-            ),
+            (stream(ms(9), 64), stream(ms(90), 8), stream(ms(36), 16)),
             clock,
-        )
-        .expect("valid streams");
+        );
 
     let (imu_tx, imu_rx) = mpsc::channel(32);
     let (lidar_tx, lidar_rx) = mpsc::channel(4);

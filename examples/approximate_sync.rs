@@ -104,10 +104,12 @@ async fn main() {
 
     // IMU samples arrive ~14 ms before the camera frame they match: a
     // queue of 30 IMU samples covers that skew comfortably.
-    let config = ApproximateConfig::new(3).queue_size(30);
+    let settings = ApproximateConfig::default()
+        .queue_size(30)
+        .check()
+        .expect("valid settings");
     let mut sets = (camera, imu, odometry)
-        .approximate_time(config)
-        .expect("valid config")
+        .approximate_time(settings)
         .named(["camera", "imu", "odometry"]);
     let mut drops = sets.drop_reports();
 

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use syncline::sync::{ExactConfig, exact_time};
+use syncline::sync::{ExactSettings, exact_time};
 use syncline::{Stamped, Timestamp};
 
 /// Resident memory in KiB, from /proc (0 where it is not available).
@@ -33,7 +33,7 @@ fn main() {
     type Msg = Stamped<[u8; 1024]>;
     let (a_tx, a) = futures::channel::mpsc::unbounded::<Msg>();
     let (b_tx, b) = futures::channel::mpsc::unbounded::<Msg>();
-    let mut sets = exact_time(vec![a, b], ExactConfig::new(2)).expect("two topics");
+    let mut sets = exact_time(vec![a, b], ExactSettings::default());
     // Polled by hand: the inputs are channels, always ready or pending.
     let mut cx = Context::from_waker(std::task::Waker::noop());
     let held_forever = Stamped::new(Timestamp::MAX, [0; 1024]);

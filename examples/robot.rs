@@ -13,9 +13,11 @@
 //! [`Source`](syncline::source::Source) when it would arrive (its
 //! acquisition time plus its latency): the arrival is stamped there,
 //! whatever the pipeline is doing,
-//! and `.timestamped()` turns it into an acquisition-time estimate. One
-//! router aligns the five inputs and feeds the consumers, each through one
-//! ordered queue:
+//! and `.timestamped()` turns it into an acquisition-time estimate, keeping
+//! the hand-over time with it: the router's latency bound (the timeout, 100
+//! ms) counts from that hand-over, not from when the router read the
+//! sample. One router aligns the five inputs and feeds the consumers, each
+//! through one ordered queue:
 //!
 //! * **fusion** (IMU, lidar, odometry; backpressure, 256 deep, 20 ms
 //!   deadline): fast; interpolates the IMU's angular rate at every lidar
@@ -129,7 +131,8 @@ pub struct Reading {
     counter: u8,
     /// True acquisition time, ns after the clock's origin.
     acquired: i64,
-    /// When the driver handed it over, ns after the clock's origin.
+    /// When the driver handed it over, ns after the clock's origin: the
+    /// source's arrival stamp, filled in by the pipeline.
     handed: i64,
     /// A measured value (the IMU's angular rate: `sin(t)`).
     value: f64,
@@ -165,12 +168,11 @@ async fn driver(
         let due = (acquired + latency as i64).max(last);
         last = due;
         tokio::time::sleep_until(start + Duration::from_nanos(due as u64)).await;
-        let handed = clock.now().nanos_since_wide(origin) as i64;
         let reading = Reading {
             k,
             counter: k as u8,
             acquired,
-            handed,
+            handed: 0,
             value: (acquired as f64 * 1e-9).sin(),
         };
         if source.send(reading).is_err() {
@@ -321,9 +323,15 @@ pub async fn run(opts: &Options) -> Summary {
             .timestamped(estimator)
             .with_index(|r: &Reading| u64::from(r.counter));
         let lookahead = s.lookahead().unwrap_or_default();
-        let s = s.inspect(move |s| {
-            let truth = origin.as_nanos() + s.value.acquired;
-            err.lock().unwrap().push(s.stamp.as_nanos() - truth);
+        // Items are `Arrived<Stamped<Reading>>`: the estimated stamp and the
+        // source's hand-over time, which the router's latency bound counts
+        // from; it is also copied into the reading, for the latencies the
+        // consumers record.
+        let s = s.map(move |mut s| {
+            let truth = origin.as_nanos() + s.value.value.acquired;
+            err.lock().unwrap().push(s.value.stamp.as_nanos() - truth);
+            s.value.value.handed = s.arrival.nanos_since_wide(origin) as i64;
+            s
         });
         stamped.push((lookahead, s));
     }
@@ -339,7 +347,7 @@ pub async fn run(opts: &Options) -> Summary {
     .live(clock);
     let mut add = |r: &mut RouterBuilder, name: &str| {
         let (lookahead, s) = next();
-        let config = StreamConfig::lookahead(lookahead);
+        let config = StreamConfig::lookahead(lookahead).expect("a lookahead >= 0");
         r.input(name, s, config)
             .expect("valid stream configuration")
     };

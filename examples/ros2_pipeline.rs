@@ -152,11 +152,11 @@ pub async fn run(options: Options) -> Result<Summary, Box<dyn std::error::Error 
             timeout: TimeDelta::from_millis(100),
         },
         (
-            StreamConfig::new(lookahead),
-            StreamConfig::new(TimeDelta::ZERO),
+            StreamConfig::lookahead(lookahead)?,
+            StreamConfig::lookahead(TimeDelta::ZERO)?,
         ),
         SystemClock,
-    )?;
+    );
 
     // 3. Match: ApproximateTime sets of (IMU, other).
     let mut sync: ApproximateTime<Ros2Message> =

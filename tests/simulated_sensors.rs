@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
-use syncline::aligner::{AlignedExt, AlignedStatus, AlignerConfig, OneOf2, StreamConfig};
+use syncline::aligner::{AlignedStatus, AlignerConfig, OneOf2, StreamConfig};
 use syncline::clock::{Clock, SystemClock};
 use syncline::core::estimator::{Estimator, EstimatorConfig};
 use syncline::core::timer::CoordinatorConfig;
@@ -156,20 +156,18 @@ fn run_once() -> Run {
         .timestamped(estimator(20))
         .with_clock(clock.clone());
     let (imu_status, gnss_status) = (imu.status_watch(), gnss.status_watch());
-    let mut aligned = (imu, gnss)
-        .aligned_live(
-            AlignerConfig {
-                timeout: TimeDelta::from_millis(100),
-            },
-            // Lookaheads the estimated stamps keep (half the periods): a
-            // stream's next stamp is never earlier than its last plus these.
-            (
-                StreamConfig::new(TimeDelta::from_millis(5)),
-                StreamConfig::new(TimeDelta::from_millis(50)),
-            ),
-            clock.clone(),
-        )
-        .unwrap();
+    let mut aligned = (imu, gnss).aligned_live(
+        AlignerConfig {
+            timeout: TimeDelta::from_millis(100),
+        },
+        // Lookaheads the estimated stamps keep (half the periods): a
+        // stream's next stamp is never earlier than its last plus these.
+        (
+            StreamConfig::lookahead(TimeDelta::from_millis(5)).unwrap(),
+            StreamConfig::lookahead(TimeDelta::from_millis(50)).unwrap(),
+        ),
+        clock.clone(),
+    );
 
     // The consumer participant: at each simulated millisecond, drive the
     // pipeline until it waits, and log what comes out.

@@ -104,7 +104,8 @@ fn parse_stream(spec: &str, timeout: i64) -> Result<StreamSpec, CliError> {
         Some(_) => return Err(stream_error(spec, "the capacity must be >= 1")),
     };
     let config = StreamConfig::new(TimeDelta::from_nanos(period))
-        .capacity(capacity)
+        .and_then(|c| c.capacity(capacity))
+        .map_err(|e| stream_error(spec, e.to_string()))?
         .priority(priority.unwrap_or(0));
     Ok(StreamSpec {
         name: name.to_string(),

@@ -412,26 +412,6 @@ where
     }
 }
 
-/// [`interpolated`] as a method of the pivot stream, in tokio-stream's
-/// manner: `lidar.interpolated(secondaries, clock, config)`.
-pub trait InterpolateExt: Stream + Sized
-where
-    Self::Item: HasStamp,
-{
-    /// For each item of this stream, the values of `secondaries`
-    /// interpolated at its stamp ([`interpolated`]).
-    fn interpolated<S: SecondarySet, C: Clock>(
-        self,
-        secondaries: S,
-        clock: C,
-        config: PivotConfig,
-    ) -> Interpolated<Self, S, C> {
-        interpolated(self, secondaries, clock, config)
-    }
-}
-
-impl<P: Stream> InterpolateExt for P where P::Item: HasStamp {}
-
 impl<P: Stream, S: SecondarySet, C> Interpolated<P, S, C> {
     /// Counters, including each secondary buffer's status.
     pub fn status(&self) -> PivotStatus {

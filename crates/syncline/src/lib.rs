@@ -18,12 +18,14 @@
 
 pub mod aligner;
 pub mod clock;
+mod ext;
 pub mod interpolated;
 pub mod source;
 pub mod sync;
 pub mod timer;
 pub mod timestamped;
 
+pub use ext::SynclineExt;
 pub use syncline_core as core;
 pub use syncline_core::estimator::EstimatorConfig;
 pub use syncline_core::timer::Grid;
@@ -31,12 +33,9 @@ pub use syncline_core::{HasStamp, Stamped, TimeDelta, TimeError, Timestamp};
 
 /// The names most programs need, in one `use syncline::prelude::*;`.
 pub mod prelude {
-    pub use crate::aligner::AlignedExt;
+    pub use crate::SynclineExt;
     pub use crate::clock::{Clock, SimClock, SystemClock, TokioClock};
-    pub use crate::interpolated::InterpolateExt;
     pub use crate::source::{Arrived, Source, source};
-    pub use crate::sync::SynchronizeExt;
-    pub use crate::timestamped::SensorStreamExt;
     pub use syncline_core::estimator::{Estimator, EstimatorConfig};
     pub use syncline_core::{HasStamp, Stamped, TimeDelta, Timestamp};
 }

@@ -39,8 +39,11 @@
 //! });
 //! let config = EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_millis(10));
 //! let stamped = samples.timestamped(Estimator::new(config)?);
-//! let out: Vec<Stamped<u32>> = stamped.collect().await;
+//! // Each item: the estimated stamp, with the hand-over time kept (the
+//! // aligner's latency bound counts from it).
+//! let out: Vec<Arrived<Stamped<u32>>> = stamped.collect().await;
 //! assert_eq!(out.len(), 50);
+//! assert!(out.iter().all(|a| a.value.stamp <= a.arrival));
 //! # Ok(())
 //! # }
 //! ```
@@ -55,9 +58,9 @@ use futures::task::AtomicWaker;
 use futures::{Sink, Stream};
 use syncline_core::estimator::Estimator;
 
-use crate::Timestamp;
 use crate::clock::{Clock, SystemClock};
 use crate::timestamped::{ItemArrival, NoIndex, NoReferences, Timestamped};
+use crate::{HasStamp, Timestamp};
 
 /// A sample and the time it reached the host (its arrival).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +75,14 @@ impl<T> Arrived<T> {
     /// A sample that arrived at `arrival`.
     pub const fn new(arrival: Timestamp, value: T) -> Self {
         Arrived { arrival, value }
+    }
+}
+
+/// An arrived stamped sample has its sample's stamp (so it can enter the
+/// synchronizers and interpolation as it is).
+impl<T: HasStamp> HasStamp for Arrived<T> {
+    fn stamp(&self) -> Timestamp {
+        self.value.stamp()
     }
 }
 
@@ -261,7 +272,7 @@ impl<T: Send + 'static> SourceStream<T> {
 
     /// Stamps every sample with its estimated acquisition time, from the
     /// arrival time taken at hand-over (same as
-    /// [`SensorStreamExt::timestamped_arrived`](crate::timestamped::SensorStreamExt::timestamped_arrived)).
+    /// [`SynclineExt::timestamped_arrived`](crate::SynclineExt::timestamped_arrived)).
     pub fn timestamped(
         self,
         estimator: Estimator,

@@ -4,14 +4,17 @@
 //! The adapter takes each item's arrival time, feeds it to the sans-IO
 //! [`Estimator`] and yields [`Stamped`] items. The arrival time is:
 //!
-//! * for [`SensorStreamExt::timestamped`], its [`Clock`]'s reading when the
+//! * for [`SynclineExt::timestamped`](crate::SynclineExt::timestamped), its [`Clock`]'s reading when the
 //!   item is polled: right for a stream that is polled as soon as an item
 //!   is ready (a driver task feeding the pipeline directly);
-//! * for [`SensorStreamExt::timestamped_arrived`] (and
+//! * for [`SynclineExt::timestamped_arrived`](crate::SynclineExt::timestamped_arrived) (and
 //!   [`SourceStream::timestamped`](crate::source::SourceStream::timestamped)),
 //!   the arrival carried by each [`Arrived`] item: taken when the driver
 //!   handed the sample over ([`crate::source`]) or by the kernel, so a busy
-//!   pipeline never delays it. Prefer this in a live robot.
+//!   pipeline never delays it. Prefer this in a live robot. These yield
+//!   [`Arrived<Stamped<T>>`](Arrived): the estimated stamp, and the
+//!   hand-over time kept for the aligner, whose live latency bound counts
+//!   from it ([`crate::aligner::AlignerItem`]).
 //!
 //! The adapter cannot fail: its [`Estimator`] was validated when it was
 //! built (`Estimator::new(config)?`). Optional: a device counter extracted
@@ -88,13 +91,20 @@ impl<T, F: FnMut(&T) -> u64> IndexOf<T> for IndexFn<F> {
 /// No reference pulses.
 pub type NoReferences = futures::stream::Empty<Timestamp>;
 
-/// Where an item's arrival time comes from, and what value is stamped.
+/// Where an item's arrival time comes from, what value is stamped, and
+/// what the adapter yields.
 pub trait ArrivalOf<T> {
     /// The value the stamped items carry.
     type Value;
+    /// What the adapter yields: [`Stamped`], or [`Arrived<Stamped>`](Arrived)
+    /// when the item carried its arrival (kept for the aligner's latency
+    /// bound).
+    type Output;
     /// The item's arrival time and its value (`clock` is read only when the
     /// item carries no arrival of its own).
     fn split<C: Clock>(&mut self, item: T, clock: &C) -> (Timestamp, Self::Value);
+    /// The stamped value, with its arrival if it is kept.
+    fn output(stamped: Stamped<Self::Value>, arrival: Timestamp) -> Self::Output;
 }
 
 /// The arrival is the clock's reading when the item is polled.
@@ -103,8 +113,12 @@ pub struct ReadClock;
 
 impl<T> ArrivalOf<T> for ReadClock {
     type Value = T;
+    type Output = Stamped<T>;
     fn split<C: Clock>(&mut self, item: T, clock: &C) -> (Timestamp, T) {
         (clock.now(), item)
+    }
+    fn output(stamped: Stamped<T>, _: Timestamp) -> Stamped<T> {
+        stamped
     }
 }
 
@@ -114,13 +128,17 @@ pub struct ItemArrival;
 
 impl<T> ArrivalOf<Arrived<T>> for ItemArrival {
     type Value = T;
+    type Output = Arrived<Stamped<T>>;
     fn split<C: Clock>(&mut self, item: Arrived<T>, _: &C) -> (Timestamp, T) {
         (item.arrival, item.value)
+    }
+    fn output(stamped: Stamped<T>, arrival: Timestamp) -> Arrived<Stamped<T>> {
+        Arrived::new(arrival, stamped)
     }
 }
 
 pin_project! {
-    /// The stream returned by [`SensorStreamExt::timestamped`].
+    /// The stream returned by [`SynclineExt::timestamped`](crate::SynclineExt::timestamped).
     #[must_use = "streams do nothing unless polled"]
     pub struct Timestamped<S, C = SystemClock, I = NoIndex, R = NoReferences, A = ReadClock> {
         #[pin]
@@ -238,7 +256,7 @@ impl<S, C, I, R, A> Timestamped<S, C, I, R, A> {
     /// estimator was configured with (estimated stamps wander by their
     /// jitter, so consecutive stamps can be a little less than a period
     /// apart), or `None` without a configured period. Use it as
-    /// `StreamConfig::lookahead(stamped.lookahead().unwrap_or_default())`.
+    /// `StreamConfig::lookahead(stamped.lookahead().unwrap_or_default()).unwrap()`.
     pub fn lookahead(&self) -> Option<TimeDelta> {
         let period = self.estimator.status().period_ns?;
         Some(TimeDelta::from_nanos((period / 2.0) as i64))
@@ -258,7 +276,7 @@ where
     I: IndexOf<A::Value>,
     R: Stream<Item = Timestamp>,
 {
-    type Item = Stamped<A::Value>;
+    type Item = A::Output;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
@@ -298,39 +316,13 @@ where
             tracing::debug!(?status, "timestamp estimator");
         }
         this.status.send_replace(status);
-        Poll::Ready(Some(Stamped::new(stamp, item)))
+        Poll::Ready(Some(A::output(Stamped::new(stamp, item), now)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.stream.size_hint()
     }
 }
-
-/// Sensor-stream adapters, for every [`Stream`].
-pub trait SensorStreamExt: Stream + Sized {
-    /// Stamps every item with its estimated acquisition time, the arrival
-    /// being the clock's reading when the item is polled (system clock by
-    /// default; see [`Timestamped::with_clock`], [`Timestamped::with_index`],
-    /// [`Timestamped::with_references`]).
-    fn timestamped(self, estimator: Estimator) -> Timestamped<Self> {
-        Timestamped::new(self, estimator)
-    }
-
-    /// Stamps every [`Arrived`] item with its estimated acquisition time,
-    /// from the arrival the item carries (taken at hand-over, see
-    /// [`crate::source`]); yields the items' values.
-    fn timestamped_arrived<T>(
-        self,
-        estimator: Estimator,
-    ) -> Timestamped<Self, SystemClock, NoIndex, NoReferences, ItemArrival>
-    where
-        Self: Stream<Item = Arrived<T>>,
-    {
-        Timestamped::new(self, estimator).with_item_arrival()
-    }
-}
-
-impl<S: Stream> SensorStreamExt for S {}
 
 #[cfg(test)]
 mod tests {
@@ -340,6 +332,7 @@ mod tests {
     use syncline_core::estimator::EstimatorConfig;
 
     use super::*;
+    use crate::SynclineExt;
     use crate::clock::TokioClock;
 
     const T0: i64 = 1_700_000_000_000_000_000;
@@ -510,9 +503,12 @@ mod tests {
             .collect()
             .await;
         assert_eq!(out.len(), 300);
-        for st in &out {
-            let err = st.stamp.as_nanos() - truth(st.value) - 1_000_000;
-            assert!(err.abs() < 1_000, "item {}: error {err} ns", st.value);
+        for (k, st) in out.iter().enumerate() {
+            let (stamp, value) = (st.value.stamp, st.value.value);
+            let err = stamp.as_nanos() - truth(value) - 1_000_000;
+            assert!(err.abs() < 1_000, "item {value}: error {err} ns");
+            // The hand-over time is kept, for the aligner's latency bound.
+            assert_eq!(st.arrival.as_nanos(), truth(k as u64) + 1_000_000);
         }
     }
 }

@@ -51,8 +51,8 @@
 //!
 //! let ms = |v: i64| Timestamp::from_nanos(v * 1_000_000);
 //! let mut aligner = Aligner::new(AlignerConfig { timeout: TimeDelta::from_millis(200) });
-//! let imu = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(10)).capacity(64))?;
-//! let gps = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(100)).capacity(8))?;
+//! let imu = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(10))?.capacity(64)?)?;
+//! let gps = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(100))?.capacity(8)?)?;
 //!
 //! assert!(matches!(aligner.push(imu, ms(1000), "imu a"), Push::Queued));
 //! assert!(matches!(aligner.push(gps, ms(1005), "gps a"), Push::Queued));
@@ -328,8 +328,8 @@ impl<T> Aligner<T> {
     /// allocated up to that and grow on demand).
     ///
     /// # Errors
-    /// [`AlignerError::ZeroCapacity`], [`AlignerError::NegativePeriod`],
-    /// [`AlignerError::TooManyStreams`].
+    /// [`AlignerError::TooManyStreams`]. (A [`StreamConfig`] is checked
+    /// when it is built; its capacity and lookahead are checked here again.)
     pub fn add_stream(&mut self, config: StreamConfig) -> Result<StreamId, AlignerError> {
         let mut config = config;
         config.capacity = config.capacity_for(self.timeout);

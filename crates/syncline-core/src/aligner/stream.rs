@@ -4,16 +4,17 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::AlignerError;
 use crate::time::{TimeDelta, Timestamp};
 
 /// How a stream is registered: its lookahead (called `period` in Rock),
 /// queue capacity and priority.
 ///
-/// * `period` (`>= 0`): the stream promises that its next sample is not
+/// * `period` (`>= 0`, checked when the config is built): the stream promises that its next sample is not
 ///   earlier than its last one plus `period`. A period of zero still makes an
 ///   empty stream hold back every sample later than its last one (Rock's
 ///   rule): disable or end a stream that should not be waited for.
-/// * `capacity` (`>= 1`): the queue length. A push into a full queue evicts
+/// * `capacity` (`>= 1`, checked when the config is built): the queue length. A push into a full queue evicts
 ///   the stream's oldest queued sample and hands it back. By default it is
 ///   derived when the stream is registered, from the aligner's timeout and
 ///   the lookahead: `max(64, 2 · ceil(timeout / lookahead))`, at most
@@ -27,8 +28,12 @@ use crate::time::{TimeDelta, Timestamp};
 /// use syncline_core::aligner::StreamConfig;
 /// use syncline_core::TimeDelta;
 ///
-/// let imu = StreamConfig::new(TimeDelta::from_millis(10)).capacity(32).priority(-1);
+/// let imu = StreamConfig::new(TimeDelta::from_millis(10))?.capacity(32)?.priority(-1);
 /// assert_eq!(imu.get_capacity(), 32);
+/// // Every `StreamConfig` is valid: bad values are refused when it is built.
+/// assert!(StreamConfig::new(TimeDelta::from_millis(-1)).is_err());
+/// assert!(imu.capacity(0).is_err());
+/// # Ok::<(), syncline_core::aligner::AlignerError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamConfig {
@@ -49,26 +54,43 @@ impl StreamConfig {
 
     /// A stream with lookahead `period`, priority 0, and a capacity
     /// derived from the timeout at registration.
-    pub const fn new(period: TimeDelta) -> Self {
-        StreamConfig {
+    ///
+    /// # Errors
+    /// [`AlignerError::NegativePeriod`] for a negative `period`: every
+    /// `StreamConfig` is valid, so registering one cannot fail on it.
+    pub const fn new(period: TimeDelta) -> Result<Self, AlignerError> {
+        if period.is_negative() {
+            return Err(AlignerError::NegativePeriod(period));
+        }
+        Ok(StreamConfig {
             period,
             capacity: Self::DEFAULT_CAPACITY,
             capacity_set: false,
             priority: 0,
-        }
+        })
     }
 
     /// The same as [`new`](Self::new): the stream promises that its next
     /// stamp is not earlier than its last one plus `lookahead`.
-    pub const fn lookahead(lookahead: TimeDelta) -> Self {
+    ///
+    /// # Errors
+    /// [`AlignerError::NegativePeriod`] for a negative `lookahead`.
+    pub const fn lookahead(lookahead: TimeDelta) -> Result<Self, AlignerError> {
         Self::new(lookahead)
     }
 
-    /// Sets the queue capacity (must be at least 1).
-    pub const fn capacity(mut self, capacity: usize) -> Self {
+    /// Sets the queue capacity.
+    ///
+    /// # Errors
+    /// [`AlignerError::ZeroCapacity`] for 0: a queue holds at least one
+    /// sample.
+    pub const fn capacity(mut self, capacity: usize) -> Result<Self, AlignerError> {
+        if capacity == 0 {
+            return Err(AlignerError::ZeroCapacity);
+        }
         self.capacity = capacity;
         self.capacity_set = true;
-        self
+        Ok(self)
     }
 
     /// The capacity this stream gets under `timeout`: the one set, or

@@ -12,7 +12,9 @@ fn ms(v: i64) -> Timestamp {
 
 fn cfg(period_ms: i64, capacity: usize, priority: i64) -> StreamConfig {
     StreamConfig::new(TimeDelta::from_millis(period_ms))
+        .unwrap()
         .capacity(capacity)
+        .unwrap()
         .priority(priority)
 }
 
@@ -273,9 +275,14 @@ fn bad_config_is_a_typed_error() {
         timeout: TimeDelta::from_millis(-5),
     });
     assert_eq!(a.timeout(), TimeDelta::ZERO);
-    assert_eq!(a.add_stream(cfg(10, 0, 0)), Err(AlignerError::ZeroCapacity));
+    // A stream configuration is checked when it is built.
+    let lookahead = TimeDelta::from_millis(10);
     assert_eq!(
-        a.add_stream(cfg(-1, 1, 0)),
+        StreamConfig::new(lookahead).and_then(|c| c.capacity(0)),
+        Err(AlignerError::ZeroCapacity)
+    );
+    assert_eq!(
+        StreamConfig::lookahead(TimeDelta::from_millis(-1)),
         Err(AlignerError::NegativePeriod(TimeDelta::from_millis(-1)))
     );
     let id = a.add_stream(cfg(10, 1, 0)).unwrap();
@@ -351,22 +358,33 @@ fn a_late_sample_within_the_step_threshold_is_late() {
 fn capacity_is_derived_from_the_timeout_and_the_lookahead() {
     let timeout = TimeDelta::from_millis(100);
     let ms = TimeDelta::from_millis;
-    assert_eq!(StreamConfig::new(ms(1)).capacity_for(timeout), 200);
-    assert_eq!(StreamConfig::new(ms(10)).capacity_for(timeout), 64);
-    assert_eq!(StreamConfig::new(TimeDelta::ZERO).capacity_for(timeout), 64);
+    assert_eq!(StreamConfig::new(ms(1)).unwrap().capacity_for(timeout), 200);
+    assert_eq!(StreamConfig::new(ms(10)).unwrap().capacity_for(timeout), 64);
     assert_eq!(
-        StreamConfig::new(ms(1)).capacity(5).capacity_for(timeout),
+        StreamConfig::new(TimeDelta::ZERO)
+            .unwrap()
+            .capacity_for(timeout),
+        64
+    );
+    assert_eq!(
+        StreamConfig::new(ms(1))
+            .unwrap()
+            .capacity(5)
+            .unwrap()
+            .capacity_for(timeout),
         5
     );
     assert_eq!(
-        StreamConfig::new(TimeDelta::from_nanos(1)).capacity_for(TimeDelta::MAX),
+        StreamConfig::new(TimeDelta::from_nanos(1))
+            .unwrap()
+            .capacity_for(TimeDelta::MAX),
         StreamConfig::MAX_DERIVED_CAPACITY
     );
     // A 1 kHz input with a silent peer: the timeout releases it before its
     // queue is full, nothing overflows.
     let mut a = Aligner::new(AlignerConfig { timeout });
-    let fast = a.add_stream(StreamConfig::new(ms(1))).unwrap();
-    let _silent = a.add_stream(StreamConfig::new(ms(1000))).unwrap();
+    let fast = a.add_stream(StreamConfig::new(ms(1)).unwrap()).unwrap();
+    let _silent = a.add_stream(StreamConfig::new(ms(1000)).unwrap()).unwrap();
     for k in 0..5_000i64 {
         let _ = a.push(
             fast,
@@ -385,8 +403,12 @@ fn extreme_stamps_never_overflow() {
     let mut a = Aligner::new(AlignerConfig {
         timeout: TimeDelta::MAX,
     });
-    let s0 = a.add_stream(StreamConfig::new(TimeDelta::MAX)).unwrap();
-    let s1 = a.add_stream(StreamConfig::new(TimeDelta::MAX)).unwrap();
+    let s0 = a
+        .add_stream(StreamConfig::new(TimeDelta::MAX).unwrap())
+        .unwrap();
+    let s1 = a
+        .add_stream(StreamConfig::new(TimeDelta::MAX).unwrap())
+        .unwrap();
     assert_eq!(a.push(s0, Timestamp::MIN, 0), Push::Queued);
     assert_eq!(a.push(s1, Timestamp::MAX, 1), Push::Queued);
     let out: Vec<_> = std::iter::from_fn(|| a.poll_release()).collect();
@@ -527,7 +549,7 @@ proptest! {
     fn conservation_and_order(ops in proptest::collection::vec(op(), 0..300)) {
         let mut a: Aligner<u64> = Aligner::new(AlignerConfig { timeout: TimeDelta::from_nanos(50) });
         let mut ids: Vec<StreamId> = (0..3)
-            .map(|i| a.add_stream(StreamConfig::new(TimeDelta::from_nanos(10 * i)).capacity(3)))
+            .map(|i| a.add_stream(StreamConfig::new(TimeDelta::from_nanos(10 * i)).unwrap().capacity(3).unwrap()))
             .collect::<Result<_, _>>()
             .unwrap();
         let mut outcome: Vec<Option<&'static str>> = Vec::new();
@@ -572,7 +594,7 @@ proptest! {
                     }
                 }
                 Op::Add { period, capacity, priority } => {
-                    let c = StreamConfig::new(TimeDelta::from_nanos(period)).capacity(capacity).priority(priority);
+                    let c = StreamConfig::new(TimeDelta::from_nanos(period)).unwrap().capacity(capacity).unwrap().priority(priority);
                     ids.push(a.add_stream(c).unwrap());
                 }
                 Op::Period(s, p) => {
@@ -620,12 +642,20 @@ fn heads_at_the_top_of_the_order_are_released_in_slot_order() {
         timeout: TimeDelta::ZERO,
     });
     let top = |a: &mut Aligner<u8>| {
-        a.add_stream(StreamConfig::new(TimeDelta::ZERO).priority(i64::MAX))
-            .unwrap()
+        a.add_stream(
+            StreamConfig::new(TimeDelta::ZERO)
+                .unwrap()
+                .priority(i64::MAX),
+        )
+        .unwrap()
     };
     let (s0, s1) = (top(&mut a), top(&mut a));
     let s2 = a
-        .add_stream(StreamConfig::new(TimeDelta::ZERO).priority(i64::MIN))
+        .add_stream(
+            StreamConfig::new(TimeDelta::ZERO)
+                .unwrap()
+                .priority(i64::MIN),
+        )
         .unwrap();
     assert_eq!(a.push(s1, Timestamp::MAX, 1), Push::Queued);
     assert_eq!(a.push(s0, Timestamp::MAX, 0), Push::Queued);

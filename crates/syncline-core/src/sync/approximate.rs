@@ -171,6 +171,66 @@ impl ApproximateConfig {
     }
 }
 
+impl Default for ApproximateConfig {
+    /// The defaults of [`new`](ApproximateConfig::new) with no topic count: the
+    /// settings of an async synchronizer, whose inputs give the count
+    /// (see [`check`](ApproximateConfig::check)).
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+impl ApproximateConfig {
+    /// Checks every setting for any number of topics (the count, if one
+    /// was given, is not used) and returns them as [`ApproximateSettings`], from
+    /// which a synchronizer of any number of inputs is made without an
+    /// error ([`ApproximateTime::with_settings`]; the async adapters
+    /// `.approximate_time(settings)` take them).
+    ///
+    /// # Errors
+    /// The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate).
+    pub fn check(self) -> Result<ApproximateSettings, ConfigError> {
+        let mut all = self.clone();
+        all.topics = all.needed_topics().max(1);
+        all.validate()?;
+        Ok(ApproximateSettings { config: self })
+    }
+
+    /// The topic count its per-topic settings need (their highest topic
+    /// plus one), or its count if larger.
+    fn needed_topics(&self) -> usize {
+        self.lower_bounds
+            .iter()
+            .map(|&(topic, _)| topic.saturating_add(1))
+            .fold(self.topics, usize::max)
+    }
+}
+
+/// Settings of [`ApproximateTime`] checked for any number of topics
+/// ([`ApproximateConfig::check`]); the default is [`ApproximateConfig::default`]'s, always valid.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ApproximateSettings {
+    config: ApproximateConfig,
+}
+
+impl ApproximateSettings {
+    /// The settings.
+    pub fn config(&self) -> &ApproximateConfig {
+        &self.config
+    }
+
+    /// The topic count that its per-topic settings need (0 without any).
+    pub fn needed_topics(&self) -> usize {
+        self.config.needed_topics()
+    }
+
+    /// Queue a report for every drop (they are counted either way).
+    pub fn report_drops(mut self, on: bool) -> Self {
+        self.config.report_drops = on;
+        self
+    }
+}
+
 /// `trunc(d × (1 + age_penalty))` as rclcpp computes it: `1 + age_penalty`
 /// as an `f64` is `mantissa × 2^exp`; the product is rounded to a 64-bit
 /// significand (x86-64 `long double`, round half to even), then truncated
@@ -309,6 +369,23 @@ impl<M> ApproximateTime<M> {
     /// bound for a topic that does not exist).
     pub fn new(config: ApproximateConfig) -> Result<Self, ConfigError> {
         config.validate()?;
+        Ok(Self::build(config))
+    }
+
+    /// A synchronizer of `topics` topics (at least one) with checked
+    /// `settings` ([`ApproximateConfig::check`]): it cannot fail, so the async
+    /// adapters, which take the topic count from their inputs, cannot
+    /// either. Per-topic settings for topics `>= topics` are unused.
+    pub fn with_settings(topics: usize, settings: &ApproximateSettings) -> Self {
+        let mut config = settings.config.clone();
+        config.topics = topics.max(1);
+        config
+            .lower_bounds
+            .retain(|&(topic, _)| topic < config.topics);
+        Self::build(config)
+    }
+
+    fn build(config: ApproximateConfig) -> Self {
         let n = config.topics;
         let mut lower_bound = vec![0i128; n];
         for &(topic, d) in &config.lower_bounds {
@@ -317,7 +394,7 @@ impl<M> ApproximateTime<M> {
             }
         }
         let cap = config.queue_size.saturating_add(1).min(1024);
-        Ok(ApproximateTime {
+        ApproximateTime {
             n,
             queue_size: config.queue_size,
             scale: Scale::new(config.age_penalty),
@@ -344,7 +421,7 @@ impl<M> ApproximateTime<M> {
             pushed: 0,
             out_of_order: 0,
             out: Outbox::new(n, config.report_drops),
-        })
+        }
     }
 
     /// The number of topics.

@@ -50,6 +50,63 @@ impl ExactConfig {
     }
 }
 
+impl Default for ExactConfig {
+    /// The defaults of [`new`](ExactConfig::new) with no topic count: the
+    /// settings of an async synchronizer, whose inputs give the count
+    /// (see [`check`](ExactConfig::check)).
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+impl ExactConfig {
+    /// Checks every setting for any number of topics (the count, if one
+    /// was given, is not used) and returns them as [`ExactSettings`], from
+    /// which a synchronizer of any number of inputs is made without an
+    /// error ([`ExactTime::with_settings`]; the async adapters
+    /// `.exact_time(settings)` take them).
+    ///
+    /// # Errors
+    /// The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate).
+    pub fn check(self) -> Result<ExactSettings, ConfigError> {
+        let mut all = self.clone();
+        all.topics = all.needed_topics().max(1);
+        all.validate()?;
+        Ok(ExactSettings { config: self })
+    }
+
+    /// The topic count its per-topic settings need (their highest topic
+    /// plus one), or its count if larger.
+    fn needed_topics(&self) -> usize {
+        self.topics
+    }
+}
+
+/// Settings of [`ExactTime`] checked for any number of topics
+/// ([`ExactConfig::check`]); the default is [`ExactConfig::default`]'s, always valid.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExactSettings {
+    config: ExactConfig,
+}
+
+impl ExactSettings {
+    /// The settings.
+    pub fn config(&self) -> &ExactConfig {
+        &self.config
+    }
+
+    /// The topic count that its per-topic settings need (0 without any).
+    pub fn needed_topics(&self) -> usize {
+        self.config.needed_topics()
+    }
+
+    /// Queue a report for every drop (they are counted either way).
+    pub fn report_drops(mut self, on: bool) -> Self {
+        self.config.report_drops = on;
+        self
+    }
+}
+
 #[derive(Debug)]
 struct Tuple<M> {
     stamp: i64,
@@ -93,7 +150,21 @@ impl<M> ExactTime<M> {
     /// A synchronizer with `config` (at least one topic).
     pub fn new(config: ExactConfig) -> Result<Self, ConfigError> {
         config.validate()?;
-        Ok(ExactTime {
+        Ok(Self::build(config))
+    }
+
+    /// A synchronizer of `topics` topics (at least one) with checked
+    /// `settings` ([`ExactConfig::check`]): it cannot fail, so the async
+    /// adapters, which take the topic count from their inputs, cannot
+    /// either. Per-topic settings for topics `>= topics` are unused.
+    pub fn with_settings(topics: usize, settings: &ExactSettings) -> Self {
+        let mut config = settings.config.clone();
+        config.topics = topics.max(1);
+        Self::build(config)
+    }
+
+    fn build(config: ExactConfig) -> Self {
+        ExactTime {
             n: config.topics,
             queue_size: config.queue_size,
             pending: VecDeque::new(),
@@ -103,7 +174,7 @@ impl<M> ExactTime<M> {
             out_of_order: 0,
             last_stamp: vec![None; config.topics],
             out: Outbox::new(config.topics, config.report_drops),
-        })
+        }
     }
 
     /// The number of topics.

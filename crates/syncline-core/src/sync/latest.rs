@@ -89,6 +89,66 @@ impl LatestConfig {
     }
 }
 
+impl Default for LatestConfig {
+    /// The defaults of [`new`](LatestConfig::new) with no topic count: the
+    /// settings of an async synchronizer, whose inputs give the count
+    /// (see [`check`](LatestConfig::check)).
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+impl LatestConfig {
+    /// Checks every setting for any number of topics (the count, if one
+    /// was given, is not used) and returns them as [`LatestSettings`], from
+    /// which a synchronizer of any number of inputs is made without an
+    /// error ([`LatestTime::with_settings`]; the async adapters
+    /// `.latest_time(settings)` take them).
+    ///
+    /// # Errors
+    /// The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate).
+    pub fn check(self) -> Result<LatestSettings, ConfigError> {
+        let mut all = self.clone();
+        all.topics = all.needed_topics().max(1);
+        all.validate()?;
+        Ok(LatestSettings { config: self })
+    }
+
+    /// The topic count its per-topic settings need (their highest topic
+    /// plus one), or its count if larger.
+    fn needed_topics(&self) -> usize {
+        self.rates
+            .iter()
+            .map(|&(topic, _)| topic.saturating_add(1))
+            .fold(self.topics, usize::max)
+    }
+}
+
+/// Settings of [`LatestTime`] checked for any number of topics
+/// ([`LatestConfig::check`]); the default is [`LatestConfig::default`]'s, always valid.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LatestSettings {
+    config: LatestConfig,
+}
+
+impl LatestSettings {
+    /// The settings.
+    pub fn config(&self) -> &LatestConfig {
+        &self.config
+    }
+
+    /// The topic count that its per-topic settings need (0 without any).
+    pub fn needed_topics(&self) -> usize {
+        self.config.needed_topics()
+    }
+
+    /// Queue a report for every drop (they are counted either way).
+    pub fn report_drops(mut self, on: bool) -> Self {
+        self.config.report_drops = on;
+        self
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Rate {
     cfg: RateConfig,
@@ -192,6 +252,21 @@ impl<M: Clone> LatestTime<M> {
     /// A synchronizer with `config`.
     pub fn new(config: LatestConfig) -> Result<Self, ConfigError> {
         config.validate()?;
+        Ok(Self::build(config))
+    }
+
+    /// A synchronizer of `topics` topics (at least one) with checked
+    /// `settings` ([`LatestConfig::check`]): it cannot fail, so the async
+    /// adapters, which take the topic count from their inputs, cannot
+    /// either. Per-topic settings for topics `>= topics` are unused.
+    pub fn with_settings(topics: usize, settings: &LatestSettings) -> Self {
+        let mut config = settings.config.clone();
+        config.topics = topics.max(1);
+        config.rates.retain(|&(topic, _)| topic < config.topics);
+        Self::build(config)
+    }
+
+    fn build(config: LatestConfig) -> Self {
         let n = config.topics;
         let mut cfgs = vec![config.all; n];
         for &(topic, c) in &config.rates {
@@ -199,7 +274,7 @@ impl<M: Clone> LatestTime<M> {
                 *slot = c;
             }
         }
-        Ok(LatestTime {
+        LatestTime {
             n,
             cfgs,
             rates: vec![None; n],
@@ -208,7 +283,7 @@ impl<M: Clone> LatestTime<M> {
             pushed: 0,
             out_of_order: 0,
             out: Outbox::new(n, config.report_drops),
-        })
+        }
     }
 
     /// The number of topics.

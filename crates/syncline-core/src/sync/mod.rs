@@ -33,9 +33,11 @@ mod outbox;
 
 use serde::{Deserialize, Serialize};
 
-pub use approximate::{ApproximateConfig, ApproximateTime, StallAction, StallConfig};
-pub use exact::{ExactConfig, ExactTime};
-pub use latest::{LatestConfig, LatestTime, RateConfig};
+pub use approximate::{
+    ApproximateConfig, ApproximateSettings, ApproximateTime, StallAction, StallConfig,
+};
+pub use exact::{ExactConfig, ExactSettings, ExactTime};
+pub use latest::{LatestConfig, LatestSettings, LatestTime, RateConfig};
 pub use outbox::{Dropped, Output, Set};
 
 /// Why a message left a synchronizer without being part of a set (the
@@ -173,14 +175,6 @@ pub enum ConfigError {
         topic: usize,
         /// The number of topics.
         topics: usize,
-    },
-    /// The number of inputs differs from the configured number of topics.
-    #[error("{inputs} inputs for a synchronizer configured with {topics} topics")]
-    TopicCount {
-        /// Topics in the configuration.
-        topics: usize,
-        /// Inputs given.
-        inputs: usize,
     },
     /// A rate setting of LatestTime is not a finite number in its range.
     #[error("invalid rate setting: {0}")]

@@ -277,12 +277,15 @@ impl<O> Engine<O> {
                 continue;
             };
             match lane.poll_input(cx) {
-                Poll::Ready(Some(stamp)) => {
+                Poll::Ready(Some((stamp, handed))) => {
                     self.next_lane = (k + 1) % n;
-                    let arrival = self.clock.as_ref().map(|c| c.now());
-                    if let Some(now) = arrival {
+                    let now = self.clock.as_ref().map(|c| c.now());
+                    if let Some(now) = now {
                         self.core.handle_timeout(now);
                     }
+                    // Live: the latency bound counts from the hand-over the
+                    // item carries (never later than now), else from now.
+                    let arrival = now.map(|now| handed.map_or(now, |h| h.min(now)));
                     self.stash = Some((k, stamp, arrival));
                     return Poll::Ready(true);
                 }

@@ -17,8 +17,46 @@ use tokio::sync::mpsc;
 
 use syncline_core::{Stamped, Timestamp};
 
-/// A boxed input stream.
-pub(super) type Input<T> = Pin<Box<dyn Stream<Item = Stamped<T>> + Send>>;
+use crate::source::Arrived;
+
+/// A boxed input stream: each sample with the arrival it carries, if any.
+pub(super) type Input<T> = Pin<Box<dyn Stream<Item = (Stamped<T>, Option<Timestamp>)> + Send>>;
+
+/// Boxes an input stream of [`AlignerItem`]s.
+pub(super) fn input<S>(stream: S) -> Input<<S::Item as AlignerItem>::Value>
+where
+    S: Stream + Send + 'static,
+    S::Item: AlignerItem,
+{
+    Box::pin(stream.map(AlignerItem::into_parts))
+}
+
+/// An item the aligner takes in: a [`Stamped<T>`], or an
+/// [`Arrived<Stamped<T>>`](Arrived) that carries the time its sample was
+/// handed over (by a [`crate::source`], then stamped by
+/// [`timestamped`](crate::SynclineExt::timestamped_arrived)). In live mode
+/// the latency bound counts from that hand-over: a sample that waited in a
+/// channel before the aligner read it waits that much less in the aligner.
+pub trait AlignerItem: Send + 'static {
+    /// The sample's value type.
+    type Value: Send + 'static;
+    /// The sample, and its hand-over time if it carries one.
+    fn into_parts(self) -> (Stamped<Self::Value>, Option<Timestamp>);
+}
+
+impl<T: Send + 'static> AlignerItem for Stamped<T> {
+    type Value = T;
+    fn into_parts(self) -> (Stamped<T>, Option<Timestamp>) {
+        (self, None)
+    }
+}
+
+impl<T: Send + 'static> AlignerItem for Arrived<Stamped<T>> {
+    type Value = T;
+    fn into_parts(self) -> (Stamped<T>, Option<Timestamp>) {
+        (self.value, Some(self.arrival))
+    }
+}
 
 /// Whether a lane's consumer can take a sample now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +70,8 @@ pub(super) enum Ready {
 /// A lane, type-erased over its value type; `O` is what a release yields.
 pub(super) trait Lane<O>: Send {
     /// Polls the input; a new sample's value is held as pending and its
-    /// stamp returned.
-    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>>;
+    /// stamp returned, with the hand-over time it carries, if any.
+    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Timestamp, Option<Timestamp>)>>;
     /// The core queued the pending sample.
     fn accept(&mut self);
     /// The core dropped the pending sample (late or backward).
@@ -95,12 +133,12 @@ pub(super) trait Deliver<T>: Send {
 }
 
 impl<T: Send, D: Deliver<T>> Lane<D::Out> for QueueLane<T, D> {
-    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<Timestamp>> {
+    fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Timestamp, Option<Timestamp>)>> {
         self.input.poll_next_unpin(cx).map(|next| {
-            next.map(|s| {
+            next.map(|(s, arrival)| {
                 let (stamp, value) = s.into_parts();
                 self.pending = Some(value);
-                stamp
+                (stamp, arrival)
             })
         })
     }

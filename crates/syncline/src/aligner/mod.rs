@@ -11,10 +11,13 @@
 //! * [`AlignerBuilder`] → [`Aligned`]: a `Stream` of your own enum over the
 //!   inputs' types (each input is registered with the enum variant that
 //!   wraps it).
-//! * [`AlignedExt::aligned`] on a tuple of 2 to 8 inputs, `(imu, lidar,
-//!   camera).aligned(config, (imu_cfg, lidar_cfg, camera_cfg))`: the same
-//!   [`Aligned`] stream, of a library enum ([`OneOf3`] here, variants `A`,
-//!   `B`, `C` in tuple order); [`AlignedExt::aligned_live`] takes a clock.
+//! * [`SynclineExt::aligned`](crate::SynclineExt::aligned) on a tuple of 1
+//!   to 8 inputs, `(imu, lidar, camera).aligned(config, (imu_cfg, lidar_cfg,
+//!   camera_cfg))`: the same [`Aligned`] stream, of a library enum
+//!   ([`OneOf3`] here, variants `A`, `B`, `C` in tuple order), or on a `Vec`
+//!   of inputs of one type ([`OneOfN`]);
+//!   [`aligned_live`](crate::SynclineExt::aligned_live) takes a clock. They
+//!   cannot fail: every [`StreamConfig`] was checked when it was built.
 //! * [`FanOutBuilder`] → [`FanOut`]: a future that delivers each input's
 //!   samples into its own bounded, typed tokio `mpsc` channel, to be consumed
 //!   by tasks spawned on the runtime. A slow consumer slows the aligner
@@ -22,9 +25,12 @@
 //!   in `tracing`, never a panic.
 //!
 //! **Replay vs live.** Without a clock only the core's sample-time rule
-//! applies (use it on recordings). With [`AlignerBuilder::live`] each
-//! sample's arrival is read from the clock, and no sample waits longer than
-//! the timeout after its arrival, even if every input goes silent.
+//! applies (use it on recordings). With [`AlignerBuilder::live`] no sample
+//! waits longer than the timeout after its arrival, even if every input
+//! goes silent. The arrival is the hand-over time an input's item carries
+//! ([`Arrived<Stamped<T>>`](crate::source::Arrived), from a
+//! [`crate::source`]: [`AlignerItem`]), else the clock's reading when the
+//! aligner takes the sample in.
 //!
 //! ```
 //! use futures::StreamExt;
@@ -44,8 +50,8 @@
 //! let gps = futures::stream::iter([Stamped::new(t(5), "fix")]);
 //!
 //! let mut builder = AlignerBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(100) });
-//! builder.stream("imu", imu, StreamConfig::new(TimeDelta::from_millis(10)), Sensor::Imu)?;
-//! builder.stream("gps", gps, StreamConfig::new(TimeDelta::from_millis(100)), Sensor::Gps)?;
+//! builder.stream("imu", imu, StreamConfig::new(TimeDelta::from_millis(10))?, Sensor::Imu)?;
+//! builder.stream("gps", gps, StreamConfig::new(TimeDelta::from_millis(100))?, Sensor::Gps)?;
 //! let out: Vec<Sensor> = builder.aligned().collect().await;
 //! assert_eq!(out, [
 //!     Sensor::Imu(Stamped::new(t(0), 1)),
@@ -87,10 +93,11 @@ use crate::clock::Clock;
 pub use consumer::{Consumer, ConsumerStatus, DropKind, DropReport, QueuePolicy};
 pub use control::{AlignerControl, ControlError};
 use engine::Engine;
+pub use lane::AlignerItem;
 use lane::{Channel, Lane, QueueLane, Wrap};
 pub use router::{ConsumerBuilder, InputId, Router, RouterBuilder};
 pub use tuple::{
-    AlignInputs, AlignedExt, OneOf2, OneOf3, OneOf4, OneOf5, OneOf6, OneOf7, OneOf8, aligned,
+    AlignInputs, OneOf1, OneOf2, OneOf3, OneOf4, OneOf5, OneOf6, OneOf7, OneOf8, OneOfN, aligned,
     aligned_live,
 };
 
@@ -189,10 +196,14 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     }
 
     /// Registers an input stream (in order on its own) with its period,
-    /// capacity and priority; `wrap` turns its samples into `E`.
+    /// capacity and priority; `wrap` turns its samples into `E`. Its items
+    /// are [`Stamped<T>`], or [`Arrived<Stamped<T>>`](crate::source::Arrived)
+    /// whose hand-over time the live latency bound counts from
+    /// ([`AlignerItem`]).
     ///
     /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
+    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
+    /// valid: it was checked when it was built).
     pub fn stream<T, S, F>(
         &mut self,
         name: &str,
@@ -202,11 +213,12 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     ) -> Result<StreamId, AlignerError>
     where
         T: Send + 'static,
-        S: Stream<Item = Stamped<T>> + Send + 'static,
+        S: Stream + Send + 'static,
+        S::Item: AlignerItem<Value = T>,
         F: Fn(Stamped<T>) -> E + Send + 'static,
     {
         self.parts.add(name, config, |capacity| {
-            Box::new(QueueLane::new(Box::pin(input), capacity, Wrap(wrap)))
+            Box::new(QueueLane::new(lane::input(input), capacity, Wrap(wrap)))
         })
     }
 
@@ -321,7 +333,8 @@ impl FanOutBuilder {
     /// all channels are sent in global timestamp order.
     ///
     /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
+    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
+    /// valid: it was checked when it was built).
     pub fn channel<T, S>(
         &mut self,
         name: &str,
@@ -331,11 +344,16 @@ impl FanOutBuilder {
     ) -> Result<mpsc::Receiver<Stamped<T>>, AlignerError>
     where
         T: Send + 'static,
-        S: Stream<Item = Stamped<T>> + Send + 'static,
+        S: Stream + Send + 'static,
+        S::Item: AlignerItem<Value = T>,
     {
         let (tx, rx) = mpsc::channel(channel_capacity.max(1));
         self.parts.add(name, config, |capacity| {
-            Box::new(QueueLane::new(Box::pin(input), capacity, Channel::new(tx)))
+            Box::new(QueueLane::new(
+                lane::input(input),
+                capacity,
+                Channel::new(tx),
+            ))
         })?;
         Ok(rx)
     }

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::consumer::{Consumer, ConsumerCtl, DropReport, QueuePolicy, Reports, Shared};
 use super::engine::Engine;
-use super::lane::{Input, Lane, QueueLane, Route, Routes};
+use super::lane::{self, AlignerItem, Input, Lane, QueueLane, Route, Routes};
 use super::{
     AlignedStatus, AlignerConfig, AlignerControl, AlignerError, Parts, StreamConfig, StreamId,
 };
@@ -100,8 +100,8 @@ fn build_lane<T: Clone + Send + 'static>(
 /// let lidar = futures::stream::iter([Stamped::new(t(12), "scan")]);
 ///
 /// let mut r = RouterBuilder::new(AlignerConfig { timeout: ms(100) });
-/// let imu = r.input("imu", imu, StreamConfig::new(ms(5)))?;
-/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100)))?;
+/// let imu = r.input("imu", imu, StreamConfig::new(ms(5))?)?;
+/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100))?)?;
 /// let mut fusion = r
 ///     .consumer("fusion", QueuePolicy::backpressure(64, ms(50)))
 ///     .route(imu, Fusion::Imu)
@@ -167,10 +167,14 @@ impl RouterBuilder {
 
     /// Registers an input (in order on its own). Its samples are cloned
     /// for every consumer but the last that takes it (wrap large samples in
-    /// an `Arc`).
+    /// an `Arc`). Its items are [`Stamped<T>`], or
+    /// [`Arrived<Stamped<T>>`](crate::source::Arrived) (what a
+    /// [`crate::source`] stamped by `.timestamped(..)` yields): then the live
+    /// latency bound counts from their hand-over ([`AlignerItem`]).
     ///
     /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
+    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
+    /// valid: it was checked when it was built).
     pub fn input<T, S>(
         &mut self,
         name: &str,
@@ -179,7 +183,8 @@ impl RouterBuilder {
     ) -> Result<InputId<T>, AlignerError>
     where
         T: Clone + Send + 'static,
-        S: Stream<Item = Stamped<T>> + Send + 'static,
+        S: Stream + Send + 'static,
+        S::Item: AlignerItem<Value = T>,
     {
         let id = self.parts.core.add_stream(config)?;
         self.parts.ids.push(id);
@@ -188,7 +193,7 @@ impl RouterBuilder {
         let index = self.pending.len();
         self.pending.push(Pending {
             input: Box::new(PendingInput::<T> {
-                input: Box::pin(input),
+                input: lane::input(input),
                 routes: Vec::new(),
             }),
             capacity: config.capacity_for(self.parts.core.timeout()),

@@ -110,21 +110,21 @@ async fn stuck_keep_newest_consumer_does_not_delay_the_others() {
         .input(
             "imu",
             timed_input(400, 5 * ms, 0, vec![ms, 3 * ms, 2 * ms]),
-            StreamConfig::new(TimeDelta::from_millis(4)),
+            StreamConfig::new(TimeDelta::from_millis(4)).unwrap(),
         )
         .unwrap();
     let lidar = r
         .input(
             "lidar",
             timed_input(20, 100 * ms, 7 * ms, vec![20 * ms]),
-            StreamConfig::new(TimeDelta::from_millis(90)),
+            StreamConfig::new(TimeDelta::from_millis(90)).unwrap(),
         )
         .unwrap();
     let camera = r
         .input(
             "camera",
             timed_input(60, 33 * ms, 2 * ms, vec![5 * ms]),
-            StreamConfig::new(TimeDelta::from_millis(30)),
+            StreamConfig::new(TimeDelta::from_millis(30)).unwrap(),
         )
         .unwrap();
     let fusion = r
@@ -179,7 +179,7 @@ async fn stuck_backpressure_consumer_stalls_after_its_deadline() {
         .input(
             "imu",
             timed_input(200, 5 * ms, 0, vec![ms]),
-            StreamConfig::new(TimeDelta::from_millis(4)),
+            StreamConfig::new(TimeDelta::from_millis(4)).unwrap(),
         )
         .unwrap();
     let stuck = r
@@ -228,7 +228,11 @@ async fn always_ready_input_yields() {
         timeout: TimeDelta::from_millis(1),
     });
     let input = r
-        .input("endless", endless, StreamConfig::new(TimeDelta::ZERO))
+        .input(
+            "endless",
+            endless,
+            StreamConfig::new(TimeDelta::ZERO).unwrap(),
+        )
         .unwrap();
     let sink = r
         .consumer("sink", QueuePolicy::keep_newest(4))
@@ -268,7 +272,7 @@ proptest! {
             let mut ids = Vec::new();
             for (k, (period, phase, lat, n)) in inputs.iter().enumerate() {
                 let lat = lat.iter().map(|l| l * ms).collect();
-                let cfg = StreamConfig::new(TimeDelta::from_millis(period / 2)).capacity(16);
+                let cfg = StreamConfig::new(TimeDelta::from_millis(period / 2)).unwrap().capacity(16).unwrap();
                 ids.push(r.input(&format!("in{k}"), timed_input(*n, period * ms, phase * ms, lat), cfg).unwrap());
             }
             let mut tasks = Vec::new();
@@ -341,7 +345,7 @@ async fn from_conversion_and_a_dropped_receiver() {
         .input(
             "a",
             timed_input(30, 10 * ms, 0, vec![ms]),
-            StreamConfig::new(TimeDelta::from_millis(10)),
+            StreamConfig::new(TimeDelta::from_millis(10)).unwrap(),
         )
         .unwrap();
     let mut kept: Consumer<Wrapped> = r

@@ -9,6 +9,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use super::*;
 use crate::clock::TokioClock;
+use crate::source::Arrived;
 use syncline_core::TimeDelta;
 
 fn ms(v: i64) -> Timestamp {
@@ -22,7 +23,10 @@ fn config(timeout_ms: i64) -> AlignerConfig {
 }
 
 fn period(p_ms: i64) -> StreamConfig {
-    StreamConfig::new(TimeDelta::from_millis(p_ms)).capacity(16)
+    StreamConfig::new(TimeDelta::from_millis(p_ms))
+        .unwrap()
+        .capacity(16)
+        .unwrap()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +97,49 @@ async fn live_bound_releases_timeout_after_arrival_when_inputs_go_silent() {
     assert!(waited.is_err());
 }
 
+/// The live bound counts from the hand-over an item carries: a sample that
+/// sat 60 ms in its source's channel before the aligner read it leaves 40 ms
+/// after it was read (100 ms after its hand-over); one without a carried
+/// arrival, read at the same moment, waits the whole timeout from then.
+#[tokio::test(start_paused = true)]
+async fn live_bound_counts_from_the_hand_over_an_item_carries() {
+    let clock = TokioClock::starting_at(ms(1_000));
+    let (handed_tx, handed) = crate::source::source::<u32>(clock, 16);
+    let (plain_tx, plain) = input::<String>();
+    let (_silent_tx, silent) = input::<String>(); // holds both back
+    let handed = handed.map(|a| Arrived::new(a.arrival, Stamped::new(ms(500), a.value)));
+    let mut builder = AlignerBuilder::new(config(100)).live(clock);
+    builder
+        .stream("handed", handed, period(10), Msg::A)
+        .unwrap();
+    builder.stream("plain", plain, period(10), Msg::B).unwrap();
+    builder
+        .stream("silent", silent, period(10), Msg::B)
+        .unwrap();
+    let mut aligned = builder.aligned();
+
+    let handed_over = clock.now();
+    handed_tx.send(7).unwrap();
+    tokio::time::advance(Duration::from_millis(60)).await;
+    plain_tx
+        .send(Stamped::new(ms(501), "p".into()))
+        .await
+        .unwrap();
+    let read = clock.now();
+    let first = aligned.next().await.unwrap();
+    assert_eq!(first, Msg::A(Stamped::new(ms(500), 7)));
+    assert_eq!(
+        clock.now().checked_since(handed_over).unwrap(),
+        TimeDelta::from_millis(100)
+    );
+    let second = aligned.next().await.unwrap();
+    assert_eq!(second, Msg::B(Stamped::new(ms(501), "p".into())));
+    assert_eq!(
+        clock.now().checked_since(read).unwrap(),
+        TimeDelta::from_millis(100)
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn live_flow_uses_sample_time_and_one_timer_per_deadline() {
     let clock = TokioClock::starting_at(ms(0));
@@ -155,7 +202,12 @@ async fn fan_out_backpressure_bounds_memory() {
     let taken = Arc::new(AtomicUsize::new(0));
     let mut builder = FanOutBuilder::new(config(1000));
     let mut rx = builder
-        .channel("a", counted(1000, taken.clone()), period(1).capacity(4), 2)
+        .channel(
+            "a",
+            counted(1000, taken.clone()),
+            period(1).capacity(4).unwrap(),
+            2,
+        )
         .unwrap();
     let fan = builder.build();
     let status = fan.status_watch();
@@ -247,15 +299,13 @@ async fn fan_out_live_bound_with_a_silent_input() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn bad_stream_config_is_an_error() {
-    let mut builder = AlignerBuilder::<Msg>::new(config(10));
-    let a = futures::stream::empty::<Stamped<u32>>();
+async fn bad_stream_config_is_refused_when_built() {
+    assert_eq!(period(1).capacity(0), Err(AlignerError::ZeroCapacity));
     assert_eq!(
-        builder
-            .stream("a", a, period(1).capacity(0), Msg::A)
-            .unwrap_err(),
-        AlignerError::ZeroCapacity
+        StreamConfig::new(TimeDelta::from_nanos(-1)),
+        Err(AlignerError::NegativePeriod(TimeDelta::from_nanos(-1)))
     );
+    let builder = AlignerBuilder::<Msg>::new(config(10));
     let mut out = builder.aligned();
     assert!(out.next().await.is_none());
 }
@@ -338,7 +388,7 @@ proptest::proptest! {
                 let input = futures::stream::iter(
                     stamps.into_iter().map(move |t| Stamped::new(Timestamp::from_nanos(t), k)),
                 );
-                let cfg = StreamConfig::new(TimeDelta::ZERO).capacity(64);
+                let cfg = StreamConfig::new(TimeDelta::ZERO).unwrap().capacity(64).unwrap();
                 b.stream(&format!("s{k}"), input, cfg, |s| s).unwrap();
             }
             b.aligned().collect::<Vec<Stamped<usize>>>().await

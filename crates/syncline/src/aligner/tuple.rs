@@ -1,61 +1,59 @@
-//! The tuple form of the aligner: `(imu, lidar, camera).aligned(config,
-//! (imu_cfg, lidar_cfg, camera_cfg))` yields a library enum over the inputs'
-//! types, [`OneOf2`] ... [`OneOf8`], one variant per input (`A` for the
-//! first, `B` for the second, ...). It is a shorthand for an
+//! The tuple and `Vec` forms of the aligner: `(imu, lidar,
+//! camera).aligned(config, (imu_cfg, lidar_cfg, camera_cfg))` yields a
+//! library enum over the inputs' types, [`OneOf1`] ... [`OneOf8`], one
+//! variant per input (`A` for the first, `B` for the second, ...);
+//! `vec![cam0, cam1, cam2].aligned(config, cfg)` yields [`OneOfN`], the
+//! sample with its input's position. Both are shorthands for an
 //! [`AlignerBuilder`] with one [`stream`](AlignerBuilder::stream) per input,
-//! named `"0"`, `"1"`, ... in tuple order.
+//! named `"0"`, `"1"`, ... in input order. The methods are those of
+//! [`SynclineExt`](crate::SynclineExt); the free functions [`aligned`] and
+//! [`aligned_live`] are the same calls.
 
 use futures::Stream;
 use syncline_core::{HasStamp, Stamped, Timestamp};
 
-use super::{Aligned, AlignerBuilder, AlignerConfig, AlignerError, StreamConfig};
+use super::{Aligned, AlignerBuilder, AlignerConfig, AlignerItem, StreamConfig};
 use crate::clock::Clock;
 
-/// A tuple of 2 to 8 input streams of [`Stamped<T>`] (each with its own
-/// `T`) that can be aligned into one stream of [`OneOf2`] ... [`OneOf8`].
+/// The inputs of the aligner's adapters: a tuple of 1 to 8 streams of
+/// [`Stamped<T>`] or [`Arrived<Stamped<T>>`](crate::source::Arrived)
+/// ([`AlignerItem`]; each with its own `T`), aligned into one stream of
+/// [`OneOf1`] ... [`OneOf8`], or a `Vec` of streams of one type, aligned
+/// into [`OneOfN`]. The number of inputs is theirs: there is one
+/// [`StreamConfig`] per tuple element, and one for every stream of a `Vec`.
 pub trait AlignInputs: Sized {
-    /// The enum over the inputs' types, e.g. `OneOf3<A, B, C>`.
+    /// What the aligned stream yields, e.g. `OneOf3<A, B, C>`.
     type Item: Send + 'static;
-    /// One [`StreamConfig`] per input, as a tuple of the same length.
+    /// The inputs' [`StreamConfig`]s: a tuple of the same length, or one
+    /// for every stream of a `Vec`.
     type Configs;
 
     /// Registers every input with `builder` (named `"0"`, `"1"`, ...).
-    ///
-    /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
-    fn register(
-        self,
-        builder: &mut AlignerBuilder<Self::Item>,
-        configs: Self::Configs,
-    ) -> Result<(), AlignerError>;
+    fn register(self, builder: &mut AlignerBuilder<Self::Item>, configs: Self::Configs);
 }
 
-/// Aligns a tuple of input streams in replay mode (the sample-time rule
-/// only; see [`aligned_live`] for live pipelines). Same as
-/// [`AlignedExt::aligned`].
-///
-/// # Errors
-/// The core's configuration errors (capacity 0, negative period).
+/// Aligns `inputs` in replay mode (the sample-time rule only; see
+/// [`aligned_live`] for live pipelines). The same as
+/// [`SynclineExt::aligned`](crate::SynclineExt::aligned); it cannot fail:
+/// every [`StreamConfig`] was checked when it was built.
 pub fn aligned<I: AlignInputs>(
     inputs: I,
     config: AlignerConfig,
     streams: I::Configs,
-) -> Result<Aligned<I::Item>, AlignerError> {
+) -> Aligned<I::Item> {
     build(inputs, AlignerBuilder::new(config), streams)
 }
 
-/// Aligns a tuple of input streams in live mode: arrivals are read from
-/// `clock`, and no sample waits longer than the timeout after its arrival.
-/// Same as [`AlignedExt::aligned_live`].
-///
-/// # Errors
-/// The core's configuration errors (capacity 0, negative period).
+/// Aligns `inputs` in live mode: arrivals are read from `clock` (or carried
+/// by the items, [`crate::source::Arrived`]), and no sample waits longer
+/// than the timeout after its arrival. The same as
+/// [`SynclineExt::aligned_live`](crate::SynclineExt::aligned_live).
 pub fn aligned_live<I: AlignInputs>(
     inputs: I,
     config: AlignerConfig,
     streams: I::Configs,
     clock: impl Clock,
-) -> Result<Aligned<I::Item>, AlignerError> {
+) -> Aligned<I::Item> {
     build(inputs, AlignerBuilder::new(config).live(clock), streams)
 }
 
@@ -63,81 +61,76 @@ fn build<I: AlignInputs>(
     inputs: I,
     mut builder: AlignerBuilder<I::Item>,
     streams: I::Configs,
-) -> Result<Aligned<I::Item>, AlignerError> {
-    inputs.register(&mut builder, streams)?;
-    Ok(builder.aligned())
+) -> Aligned<I::Item> {
+    inputs.register(&mut builder, streams);
+    builder.aligned()
 }
 
-/// `.aligned(...)` on a tuple of 2 to 8 streams of [`Stamped<T>`].
-///
-/// The result is an [`Aligned`] stream: its items come in global timestamp
-/// order, its [`status`](Aligned::status) / [`status_watch`](Aligned::status_watch)
-/// give the counters and its [`control`](Aligned::control) changes it at
-/// run time; [`stream_ids`](Aligned::stream_ids) are the inputs' handles in
-/// tuple order.
-///
-/// ```
-/// use futures::{stream, StreamExt};
-/// use syncline::aligner::{AlignedExt, AlignerConfig, OneOf3, StreamConfig};
-/// use syncline::{Stamped, TimeDelta, Timestamp};
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() -> Result<(), syncline::aligner::AlignerError> {
-/// let t = |ms: i64| Timestamp::from_nanos(ms * 1_000_000);
-/// let ms = TimeDelta::from_millis;
-/// let imu = stream::iter((0..4).map(move |k| Stamped::new(t(10 * k), k as u32)));
-/// let lidar = stream::iter([Stamped::new(t(15), "scan")]);
-/// let camera = stream::iter([Stamped::new(t(5), 0.5_f64), Stamped::new(t(25), 1.5)]);
-///
-/// let mut aligned = (imu, lidar, camera).aligned(
-///     AlignerConfig { timeout: ms(100) },
-///     (StreamConfig::new(ms(10)), StreamConfig::new(ms(100)), StreamConfig::new(ms(20))),
-/// )?;
-/// let mut order = Vec::new();
-/// while let Some(sample) = aligned.next().await {
-///     match &sample {
-///         OneOf3::A(imu) => assert!(imu.value < 4),
-///         OneOf3::B(scan) => assert_eq!(scan.value, "scan"),
-///         OneOf3::C(frame) => assert!(frame.value > 0.0),
-///     }
-///     order.push((sample.input(), sample.stamp()));
-/// }
-/// assert_eq!(order, [
-///     (0, t(0)), (2, t(5)), (0, t(10)), (1, t(15)), (0, t(20)), (2, t(25)), (0, t(30)),
-/// ]);
-/// assert!(aligned.status().finished);
-/// assert_eq!(aligned.status().aligner.streams[0].counters.released, 4);
-/// # Ok(())
-/// # }
-/// ```
-pub trait AlignedExt: AlignInputs {
-    /// Replay mode: see [`aligned`].
-    ///
-    /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
-    fn aligned(
-        self,
-        config: AlignerConfig,
-        streams: Self::Configs,
-    ) -> Result<Aligned<Self::Item>, AlignerError> {
-        aligned(self, config, streams)
-    }
-
-    /// Live mode with `clock`: see [`aligned_live`].
-    ///
-    /// # Errors
-    /// The core's configuration errors (capacity 0, negative period).
-    fn aligned_live(
-        self,
-        config: AlignerConfig,
-        streams: Self::Configs,
-        clock: impl Clock,
-    ) -> Result<Aligned<Self::Item>, AlignerError> {
-        aligned_live(self, config, streams, clock)
+/// Registers one input of an adapter. The only error left is the core's
+/// `TooManyStreams` (more than `u32::MAX` inputs, each with its own queue:
+/// memory runs out first); it is logged, never a panic.
+fn register_one<E, T, S, F>(
+    builder: &mut AlignerBuilder<E>,
+    name: &str,
+    input: S,
+    config: StreamConfig,
+    wrap: F,
+) where
+    E: Send + 'static,
+    T: Send + 'static,
+    S: Stream + Send + 'static,
+    S::Item: AlignerItem<Value = T>,
+    F: Fn(Stamped<T>) -> E + Send + 'static,
+{
+    if let Err(e) = builder.stream(name, input, config, wrap) {
+        tracing::error!(input = name, error = %e, "aligner: input not registered");
     }
 }
 
-impl<I: AlignInputs> AlignedExt for I {}
+/// One sample of a `Vec` of aligned inputs: the sample and the position of
+/// its input in the `Vec`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneOfN<T> {
+    /// The input it came from: its 0-based position in the `Vec`.
+    pub input: usize,
+    /// The sample.
+    pub sample: Stamped<T>,
+}
+
+impl<T> OneOfN<T> {
+    /// The sample's stamp.
+    pub fn stamp(&self) -> Timestamp {
+        self.sample.stamp
+    }
+
+    /// The input it came from: its 0-based position in the `Vec`.
+    pub fn input(&self) -> usize {
+        self.input
+    }
+}
+
+impl<T> HasStamp for OneOfN<T> {
+    fn stamp(&self) -> Timestamp {
+        self.sample.stamp
+    }
+}
+
+impl<S, T> AlignInputs for Vec<S>
+where
+    S: Stream + Send + 'static,
+    S::Item: AlignerItem<Value = T>,
+    T: Send + 'static,
+{
+    type Item = OneOfN<T>;
+    type Configs = StreamConfig;
+
+    fn register(self, builder: &mut AlignerBuilder<Self::Item>, config: StreamConfig) {
+        for (input, stream) in self.into_iter().enumerate() {
+            let wrap = move |sample| OneOfN { input, sample };
+            register_one(builder, &input.to_string(), stream, config, wrap);
+        }
+    }
+}
 
 /// Expands to `StreamConfig` whatever it is given (one per input).
 macro_rules! config_of {
@@ -181,23 +174,22 @@ macro_rules! one_of {
 
         impl<$($S, $V),+> AlignInputs for ($($S,)+)
         where
-            $($S: Stream<Item = Stamped<$V>> + Send + 'static, $V: Send + 'static,)+
+            $($S: Stream + Send + 'static, $S::Item: AlignerItem<Value = $V>, $V: Send + 'static,)+
         {
             type Item = $name<$($V),+>;
             type Configs = ($(config_of!($V),)+);
 
-            fn register(
-                self,
-                builder: &mut AlignerBuilder<Self::Item>,
-                configs: Self::Configs,
-            ) -> Result<(), AlignerError> {
-                $(builder.stream(stringify!($i), self.$i, configs.$i, $name::$V)?;)+
-                Ok(())
+            fn register(self, builder: &mut AlignerBuilder<Self::Item>, configs: Self::Configs) {
+                $(register_one(builder, stringify!($i), self.$i, configs.$i, $name::$V);)+
             }
         }
     };
 }
 
+one_of!(
+    /// The sample of a 1-tuple of aligned inputs.
+    OneOf1; (0, A, S0)
+);
 one_of!(
     /// One sample of a 2-tuple of aligned inputs.
     OneOf2; (0, A, S0), (1, B, S1)
@@ -238,6 +230,7 @@ mod tests {
     use tokio_stream::wrappers::ReceiverStream;
 
     use super::*;
+    use crate::SynclineExt;
     use crate::clock::TokioClock;
 
     fn ms(v: i64) -> Timestamp {
@@ -245,7 +238,9 @@ mod tests {
     }
 
     fn cfg(p_ms: i64) -> StreamConfig {
-        StreamConfig::new(TimeDelta::from_millis(p_ms)).capacity(16)
+        StreamConfig::new(TimeDelta::from_millis(p_ms))
+            .and_then(|c| c.capacity(16))
+            .unwrap()
     }
 
     fn timeout(t_ms: i64) -> AlignerConfig {
@@ -267,7 +262,6 @@ mod tests {
         let c = cfg(8);
         let out: Vec<_> = (s(0), s(1), s(2), s(3), s(4), s(5), s(6), s(7))
             .aligned(timeout(1000), (c, c, c, c, c, c, c, c))
-            .unwrap()
             .collect()
             .await;
         let stamps: Vec<_> = out.iter().map(OneOf8::stamp).collect();
@@ -278,11 +272,27 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn bad_config_is_an_error() {
-        let a = futures::stream::iter([Stamped::new(ms(0), 1u8)]);
-        let b = futures::stream::iter([Stamped::new(ms(0), 'b')]);
-        let r = aligned((a, b), timeout(10), (cfg(1), cfg(1).capacity(0)));
-        assert_eq!(r.err(), Some(AlignerError::ZeroCapacity));
+    async fn a_vec_and_a_single_input_are_aligned_too() {
+        // Input k of the `Vec` delivers stamps k, k + 3, k + 6 (ms).
+        let s = |k: i64| futures::stream::iter((0..3).map(move |j| Stamped::new(ms(3 * j + k), k)));
+        let out: Vec<OneOfN<i64>> = vec![s(2), s(0), s(1)]
+            .aligned(timeout(1000), cfg(1))
+            .collect()
+            .await;
+        let stamps: Vec<_> = out.iter().map(OneOfN::stamp).collect();
+        assert_eq!(stamps, (0..9).map(ms).collect::<Vec<_>>());
+        // Each sample names its position in the `Vec`.
+        assert!(
+            out.iter()
+                .all(|o| o.input == [1, 2, 0][o.sample.value as usize])
+        );
+
+        let one: Vec<_> = (s(0),).aligned(timeout(10), (cfg(3),)).collect().await;
+        assert_eq!(one.len(), 3);
+        assert!(matches!(one[2], OneOf1::A(Stamped { value: 0, .. })));
+
+        let none: Vec<futures::stream::Iter<std::vec::IntoIter<Stamped<u8>>>> = Vec::new();
+        assert_eq!(none.aligned(timeout(10), cfg(1)).count().await, 0);
     }
 
     #[tokio::test(start_paused = true)]
@@ -290,9 +300,7 @@ mod tests {
         let clock = TokioClock::starting_at(ms(1_000));
         let (a_tx, a) = input::<u32>();
         let (b_tx, b) = input::<String>(); // silent until the end
-        let mut out = (a, b)
-            .aligned_live(timeout(100), (cfg(10), cfg(10)), clock)
-            .unwrap();
+        let mut out = (a, b).aligned_live(timeout(100), (cfg(10), cfg(10)), clock);
         let ids = out.stream_ids().to_vec();
         assert_eq!(ids.len(), 2);
         assert_eq!(out.stream_id("1"), Some(ids[1]));

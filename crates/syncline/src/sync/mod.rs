@@ -1,13 +1,17 @@
 //! Synchronizers as async `Stream` combinators: [`approximate_time`],
-//! [`exact_time`] and [`latest_time`] over a tuple of 2 to 12 streams of
+//! [`exact_time`] and [`latest_time`] (also methods of their inputs,
+//! [`SynclineExt`](crate::SynclineExt)) over a tuple of 2 to 12 streams of
 //! different item types (yielding tuples) or a `Vec` of streams of one type
 //! (yielding `Vec`s), driving the sans-IO cores of
-//! [`syncline_core::sync`]. [`register_callback`] gives ROS's
+//! [`syncline_core::sync`]. They cannot fail: their settings are checked
+//! when they are built ([`ApproximateConfig::check`] gives
+//! [`ApproximateSettings`], ...; the defaults are ROS's), and the topic
+//! count is the inputs'. [`register_callback`] gives ROS's
 //! `registerCallback` shape: a task that awaits an async closure per set.
 //!
 //! ```
 //! use futures::{stream, StreamExt};
-//! use syncline::sync::{approximate_time, ApproximateConfig};
+//! use syncline::sync::{approximate_time, ApproximateSettings};
 //! use syncline::{Stamped, Timestamp};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -15,7 +19,7 @@
 //! let ms = |x: i64| Timestamp::from_nanos(x * 1_000_000);
 //! let camera = stream::iter((0..5).map(move |k| Stamped::new(ms(33 * k), format!("img{k}"))));
 //! let odom = stream::iter((0..17).map(move |k| Stamped::new(ms(10 * k + 1), k as f64)));
-//! let mut sets = approximate_time((camera, odom), ApproximateConfig::new(2)).unwrap();
+//! let mut sets = approximate_time((camera, odom), ApproximateSettings::default());
 //! let mut n = 0;
 //! while let Some((img, odom)) = sets.next().await {
 //!     assert!((img.stamp.as_nanos() - odom.stamp.as_nanos()).abs() <= 5_000_000);
@@ -40,9 +44,9 @@ use tokio::task::JoinHandle;
 use crate::clock::Clock;
 pub use inputs::{CloneInputs, Slots, SyncInputs};
 pub use syncline_core::sync::{
-    ApproximateConfig, ApproximateTime, ConfigError, DropCounts, DropReason, ExactConfig,
-    ExactTime, LatestConfig, LatestTime, Output, RateConfig, StallAction, StallConfig, SyncPolicy,
-    SyncStatus,
+    ApproximateConfig, ApproximateSettings, ApproximateTime, ConfigError, DropCounts, DropReason,
+    ExactConfig, ExactSettings, ExactTime, LatestConfig, LatestSettings, LatestTime, Output,
+    RateConfig, StallAction, StallConfig, SyncPolicy, SyncStatus,
 };
 use syncline_core::{TimeDelta, Timestamp};
 
@@ -159,14 +163,6 @@ impl<S: SyncInputs, P> std::fmt::Debug for Synchronized<S, P> {
     }
 }
 
-fn check_count(topics: usize, inputs: usize) -> Result<(), ConfigError> {
-    if topics == inputs {
-        Ok(())
-    } else {
-        Err(ConfigError::TopicCount { topics, inputs })
-    }
-}
-
 impl<S: SyncInputs, P> Synchronized<S, P> {
     fn new(inputs: S, core: P, clock: Option<Box<dyn Clock>>) -> Self {
         let n = inputs.count();
@@ -195,12 +191,11 @@ impl<S: SyncInputs, P> Synchronized<S, P> {
     /// ```
     /// use futures::stream;
     /// use syncline::prelude::*;
-    /// use syncline::sync::ApproximateConfig;
+    /// use syncline::sync::ApproximateSettings;
     ///
     /// let t = Timestamp::from_nanos;
     /// let sets = (stream::iter([t(0)]), stream::iter([t(1)]))
-    ///     .approximate_time(ApproximateConfig::new(2))
-    ///     .unwrap()
+    ///     .approximate_time(ApproximateSettings::default())
     ///     .named(["camera", "lidar"]);
     /// assert_eq!(sets.status().topics, ["camera", "lidar"]);
     /// ```
@@ -439,22 +434,24 @@ impl<S: CloneInputs> Stream for Synchronized<S, LatestTime<u64>> {
 }
 
 /// ApproximateTime (the ROS algorithm) over `inputs`: a tuple of 2 to 12
-/// streams, or a `Vec` of streams. `config` must have as many topics as
-/// there are inputs.
+/// streams, or a `Vec` of streams, as many topics as inputs. It cannot
+/// fail: the settings were checked when they were built
+/// ([`ApproximateConfig::check`]). The same as
+/// [`SynclineExt::approximate_time`](crate::SynclineExt::approximate_time).
 pub fn approximate_time<S: SyncInputs>(
     inputs: S,
-    config: ApproximateConfig,
-) -> Result<Synchronized<S, ApproximateTime<u64>>, ConfigError> {
-    let core = ApproximateTime::new(config.report_drops(true))?;
-    check_count(core.topics(), inputs.count())?;
-    Ok(Synchronized::new(inputs, core, None))
+    settings: ApproximateSettings,
+) -> Synchronized<S, ApproximateTime<u64>> {
+    let n = topics(&inputs, settings.needed_topics());
+    let core = ApproximateTime::with_settings(n, &settings.report_drops(true));
+    Synchronized::new(inputs, core, None)
 }
 
 /// ExactTime over `inputs` (see [`approximate_time`]).
 ///
 /// ```
 /// use futures::{stream, StreamExt};
-/// use syncline::sync::{exact_time, ExactConfig};
+/// use syncline::sync::{exact_time, ExactSettings};
 /// use syncline::{Stamped, Timestamp};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -463,87 +460,45 @@ pub fn approximate_time<S: SyncInputs>(
 /// // The `Vec` form: any number of streams of one type.
 /// let a = stream::iter([Stamped::new(t(1), 'a'), Stamped::new(t(2), 'b')]);
 /// let b = stream::iter([Stamped::new(t(2), 'x'), Stamped::new(t(3), 'y')]);
-/// let sets: Vec<_> = exact_time(vec![a, b], ExactConfig::new(2)).unwrap().collect().await;
+/// let sets: Vec<_> = exact_time(vec![a, b], ExactSettings::default()).collect().await;
 /// assert_eq!(sets.len(), 1);
 /// assert_eq!((sets[0][0].value, sets[0][1].value), ('b', 'x'));
 /// # }
 /// ```
 pub fn exact_time<S: SyncInputs>(
     inputs: S,
-    config: ExactConfig,
-) -> Result<Synchronized<S, ExactTime<u64>>, ConfigError> {
-    let core = ExactTime::new(config.report_drops(true))?;
-    check_count(core.topics(), inputs.count())?;
-    Ok(Synchronized::new(inputs, core, None))
+    settings: ExactSettings,
+) -> Synchronized<S, ExactTime<u64>> {
+    let n = topics(&inputs, settings.needed_topics());
+    let core = ExactTime::with_settings(n, &settings.report_drops(true));
+    Synchronized::new(inputs, core, None)
 }
 
 /// LatestTime over `inputs`, with `clock` as the receipt clock (items must
 /// be `Clone`: a message can appear in several sets).
 pub fn latest_time<S: CloneInputs>(
     inputs: S,
-    config: LatestConfig,
+    settings: LatestSettings,
     clock: impl Clock,
-) -> Result<Synchronized<S, LatestTime<u64>>, ConfigError> {
-    let core = LatestTime::new(config.report_drops(true))?;
-    check_count(core.topics(), inputs.count())?;
-    Ok(Synchronized::new(inputs, core, Some(Box::new(clock))))
+) -> Synchronized<S, LatestTime<u64>> {
+    let n = topics(&inputs, settings.needed_topics());
+    let core = LatestTime::with_settings(n, &settings.report_drops(true));
+    Synchronized::new(inputs, core, Some(Box::new(clock)))
 }
 
-/// The synchronizers as methods of their inputs, in tokio-stream's manner:
-/// `(camera, lidar).approximate_time(config)`, `vec![a, b, c].exact_time(config)`.
-/// Implemented for every [`SyncInputs`] (tuples of 2 to 12 streams, `Vec`s
-/// of streams); the same as the free functions [`approximate_time`],
-/// [`exact_time`] and [`latest_time`]. The only error is a configuration
-/// error ([`ConfigError`]): a bad setting or a topic count that differs from
-/// the number of inputs.
-///
-/// ```
-/// use futures::{stream, StreamExt};
-/// use syncline::prelude::*;
-/// use syncline::sync::ExactConfig;
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let t = Timestamp::from_nanos;
-/// let imu = stream::iter([Stamped::new(t(1), 0.5), Stamped::new(t(2), 0.7)]);
-/// let odom = stream::iter([Stamped::new(t(2), "odom")]);
-/// let sets: Vec<_> = (imu, odom).exact_time(ExactConfig::new(2)).unwrap().collect().await;
-/// assert_eq!(sets.len(), 1);
-/// assert_eq!((sets[0].0.value, sets[0].1.value), (0.7, "odom"));
-/// # }
-/// ```
-pub trait SynchronizeExt: SyncInputs + Sized {
-    /// ApproximateTime over these inputs ([`approximate_time`]).
-    fn approximate_time(
-        self,
-        config: ApproximateConfig,
-    ) -> Result<Synchronized<Self, ApproximateTime<u64>>, ConfigError> {
-        approximate_time(self, config)
+/// The topic count: the inputs'. Per-topic settings for topics the inputs
+/// do not have are unused (logged once, here).
+fn topics<S: SyncInputs>(inputs: &S, needed: usize) -> usize {
+    let n = inputs.count();
+    if needed > n {
+        tracing::warn!(
+            inputs = n,
+            needed,
+            "synchronizer: per-topic settings name topics past the inputs; they are unused"
+        );
     }
-
-    /// ExactTime over these inputs ([`exact_time`]).
-    fn exact_time(
-        self,
-        config: ExactConfig,
-    ) -> Result<Synchronized<Self, ExactTime<u64>>, ConfigError> {
-        exact_time(self, config)
-    }
-
-    /// LatestTime over these inputs with `clock` as the receipt clock
-    /// ([`latest_time`]).
-    fn latest_time(
-        self,
-        config: LatestConfig,
-        clock: impl Clock,
-    ) -> Result<Synchronized<Self, LatestTime<u64>>, ConfigError>
-    where
-        Self: CloneInputs,
-    {
-        latest_time(self, config, clock)
-    }
+    n
 }
-
-impl<S: SyncInputs> SynchronizeExt for S {}
 
 /// ROS's `registerCallback` shape: spawns a task that awaits `callback`
 /// with each set of `sets`, one at a time, in order; the task ends with the
@@ -552,7 +507,7 @@ impl<S: SyncInputs> SynchronizeExt for S {}
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use futures::stream;
-/// use syncline::sync::{approximate_time, register_callback, ApproximateConfig};
+/// use syncline::sync::{approximate_time, register_callback, ApproximateSettings};
 /// use syncline::Timestamp;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -560,7 +515,7 @@ impl<S: SyncInputs> SynchronizeExt for S {}
 /// let t = Timestamp::from_nanos;
 /// let a = stream::iter([t(0), t(10), t(20)]);
 /// let b = stream::iter([t(1), t(11), t(21)]);
-/// let sets = approximate_time((a, b), ApproximateConfig::new(2)).unwrap();
+/// let sets = approximate_time((a, b), ApproximateSettings::default());
 /// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let log = seen.clone();
 /// register_callback(sets, move |(a, b)| {
