@@ -181,21 +181,6 @@ impl Default for ApproximateConfig {
 }
 
 impl ApproximateConfig {
-    /// Checks every setting for any number of topics (the count, if one
-    /// was given, is not used) and returns them as [`ApproximateSettings`], from
-    /// which a synchronizer of any number of inputs is made without an
-    /// error ([`ApproximateTime::with_settings`]; the async adapters
-    /// `.approximate_time(settings)` take them).
-    ///
-    /// # Errors
-    /// The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate).
-    pub fn check(self) -> Result<ApproximateSettings, ConfigError> {
-        let mut all = self.clone();
-        all.topics = all.needed_topics().max(1);
-        all.validate()?;
-        Ok(ApproximateSettings { config: self })
-    }
-
     /// The topic count its per-topic settings need (their highest topic
     /// plus one), or its count if larger.
     fn needed_topics(&self) -> usize {
@@ -206,30 +191,12 @@ impl ApproximateConfig {
     }
 }
 
-/// Settings of [`ApproximateTime`] checked for any number of topics
-/// ([`ApproximateConfig::check`]); the default is [`ApproximateConfig::default`]'s, always valid.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ApproximateSettings {
-    config: ApproximateConfig,
-}
-
-impl ApproximateSettings {
-    /// The settings.
-    pub fn config(&self) -> &ApproximateConfig {
-        &self.config
-    }
-
-    /// The topic count that its per-topic settings need (0 without any).
-    pub fn needed_topics(&self) -> usize {
-        self.config.needed_topics()
-    }
-
-    /// Queue a report for every drop (they are counted either way).
-    pub fn report_drops(mut self, on: bool) -> Self {
-        self.config.report_drops = on;
-        self
-    }
-}
+checked_settings!(
+    ApproximateConfig,
+    ApproximateSettings,
+    ApproximateTime,
+    "approximate_time"
+);
 
 /// `trunc(d × (1 + age_penalty))` as rclcpp computes it: `1 + age_penalty`
 /// as an `f64` is `mantissa × 2^exp`; the product is rounded to a 64-bit

@@ -60,21 +60,6 @@ impl Default for ExactConfig {
 }
 
 impl ExactConfig {
-    /// Checks every setting for any number of topics (the count, if one
-    /// was given, is not used) and returns them as [`ExactSettings`], from
-    /// which a synchronizer of any number of inputs is made without an
-    /// error ([`ExactTime::with_settings`]; the async adapters
-    /// `.exact_time(settings)` take them).
-    ///
-    /// # Errors
-    /// The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate).
-    pub fn check(self) -> Result<ExactSettings, ConfigError> {
-        let mut all = self.clone();
-        all.topics = all.needed_topics().max(1);
-        all.validate()?;
-        Ok(ExactSettings { config: self })
-    }
-
     /// The topic count its per-topic settings need (their highest topic
     /// plus one), or its count if larger.
     fn needed_topics(&self) -> usize {
@@ -82,30 +67,7 @@ impl ExactConfig {
     }
 }
 
-/// Settings of [`ExactTime`] checked for any number of topics
-/// ([`ExactConfig::check`]); the default is [`ExactConfig::default`]'s, always valid.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ExactSettings {
-    config: ExactConfig,
-}
-
-impl ExactSettings {
-    /// The settings.
-    pub fn config(&self) -> &ExactConfig {
-        &self.config
-    }
-
-    /// The topic count that its per-topic settings need (0 without any).
-    pub fn needed_topics(&self) -> usize {
-        self.config.needed_topics()
-    }
-
-    /// Queue a report for every drop (they are counted either way).
-    pub fn report_drops(mut self, on: bool) -> Self {
-        self.config.report_drops = on;
-        self
-    }
-}
+checked_settings!(ExactConfig, ExactSettings, ExactTime, "exact_time");
 
 #[derive(Debug)]
 struct Tuple<M> {

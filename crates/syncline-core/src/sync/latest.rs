@@ -99,21 +99,6 @@ impl Default for LatestConfig {
 }
 
 impl LatestConfig {
-    /// Checks every setting for any number of topics (the count, if one
-    /// was given, is not used) and returns them as [`LatestSettings`], from
-    /// which a synchronizer of any number of inputs is made without an
-    /// error ([`LatestTime::with_settings`]; the async adapters
-    /// `.latest_time(settings)` take them).
-    ///
-    /// # Errors
-    /// The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate).
-    pub fn check(self) -> Result<LatestSettings, ConfigError> {
-        let mut all = self.clone();
-        all.topics = all.needed_topics().max(1);
-        all.validate()?;
-        Ok(LatestSettings { config: self })
-    }
-
     /// The topic count its per-topic settings need (their highest topic
     /// plus one), or its count if larger.
     fn needed_topics(&self) -> usize {
@@ -124,30 +109,7 @@ impl LatestConfig {
     }
 }
 
-/// Settings of [`LatestTime`] checked for any number of topics
-/// ([`LatestConfig::check`]); the default is [`LatestConfig::default`]'s, always valid.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct LatestSettings {
-    config: LatestConfig,
-}
-
-impl LatestSettings {
-    /// The settings.
-    pub fn config(&self) -> &LatestConfig {
-        &self.config
-    }
-
-    /// The topic count that its per-topic settings need (0 without any).
-    pub fn needed_topics(&self) -> usize {
-        self.config.needed_topics()
-    }
-
-    /// Queue a report for every drop (they are counted either way).
-    pub fn report_drops(mut self, on: bool) -> Self {
-        self.config.report_drops = on;
-        self
-    }
-}
+checked_settings!(LatestConfig, LatestSettings, LatestTime, "latest_time");
 
 #[derive(Debug, Clone, Copy)]
 struct Rate {

@@ -26,6 +26,59 @@
 //! Sets are lent out of a buffer that the synchronizer reuses, so a steady
 //! stream of messages allocates nothing.
 
+/// A policy's config checked for any number of topics: `Config::check`,
+/// the `Settings` type it returns and that type's accessors. The topic
+/// count its per-topic settings need is the config's own `needed_topics`.
+macro_rules! checked_settings {
+    ($config:ident, $settings:ident, $policy:ident, $adapter:literal) => {
+        impl $config {
+            #[doc = concat!(
+                "Checks every setting for any number of topics (the count, if one\n",
+                "was given, is not used) and returns them as [`", stringify!($settings), "`], from\n",
+                "which a synchronizer of any number of inputs is made without an\n",
+                "error ([`", stringify!($policy), "::with_settings`]; the async adapters\n",
+                "`.", $adapter, "(settings)` take them).\n\n",
+                "# Errors\n",
+                "The [`ConfigError`] of the first bad setting, as [`validate`](Self::validate)."
+            )]
+            pub fn check(self) -> Result<$settings, ConfigError> {
+                let mut all = self.clone();
+                all.topics = all.needed_topics().max(1);
+                all.validate()?;
+                Ok($settings { config: self })
+            }
+        }
+
+        #[doc = concat!(
+            "Settings of [`", stringify!($policy), "`] checked for any number of topics\n",
+            "([`", stringify!($config), "::check`]); the default is [`", stringify!($config),
+            "::default`]'s, always valid."
+        )]
+        #[derive(Debug, Clone, PartialEq, Default)]
+        pub struct $settings {
+            config: $config,
+        }
+
+        impl $settings {
+            /// The settings.
+            pub fn config(&self) -> &$config {
+                &self.config
+            }
+
+            /// The topic count that its per-topic settings need (0 without any).
+            pub fn needed_topics(&self) -> usize {
+                self.config.needed_topics()
+            }
+
+            /// Queue a report for every drop (they are counted either way).
+            pub fn report_drops(mut self, on: bool) -> Self {
+                self.config.report_drops = on;
+                self
+            }
+        }
+    };
+}
+
 mod approximate;
 mod exact;
 mod latest;
