@@ -39,6 +39,36 @@ fn samples<T: Copy>(n: usize, phase: i64, v: T) -> Vec<Stamped<T>> {
         .collect()
 }
 
+/// The four inputs' samples, one stream of each type, a quarter period apart.
+type Inputs = (
+    Vec<Stamped<Imu>>,
+    Vec<Stamped<Frame>>,
+    Vec<Stamped<Odom>>,
+    Vec<Stamped<Fix>>,
+);
+
+/// A 2-worker multi-thread runtime and `per_stream` samples of each input.
+fn setup(per_stream: usize) -> (tokio::runtime::Runtime, Inputs) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let inputs = (
+        samples::<Imu>(per_stream, 0, [0.0; 6]),
+        samples::<Frame>(per_stream, 250_000, 7),
+        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
+        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
+    );
+    (rt, inputs)
+}
+
+/// Every input's configuration: a lookahead of one period, capacity 64.
+fn stream_config() -> StreamConfig {
+    StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
+        .and_then(|c| c.capacity(64))
+        .expect("valid stream configuration")
+}
+
 fn consume<T: Send + 'static>(
     rt: &tokio::runtime::Runtime,
     mut rx: mpsc::Receiver<Stamped<T>>,
@@ -61,23 +91,12 @@ fn consume<T: Send + 'static>(
 
 #[divan::bench(args = [100_000])]
 fn fan_out_4_streams_multi_thread(bencher: Bencher, per_stream: usize) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .expect("runtime");
-    let inputs = (
-        samples::<Imu>(per_stream, 0, [0.0; 6]),
-        samples::<Frame>(per_stream, 250_000, 7),
-        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
-        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
-    );
+    let (rt, inputs) = setup(per_stream);
     bencher
         .counter(ItemsCount::new(4 * per_stream))
         .with_inputs(|| inputs.clone())
         .bench_local_values(|(imu, cam, odom, gps)| {
-            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
-                .and_then(|c| c.capacity(64))
-                .expect("valid stream configuration");
+            let cfg = stream_config();
             let mut b = FanOutBuilder::new(AlignerConfig {
                 timeout: TimeDelta::from_millis(100),
             });
@@ -140,23 +159,12 @@ fn drain<T: Send + 'static>(
 /// lossless backpressure queues of 1,024).
 #[divan::bench(args = [100_000])]
 fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .expect("runtime");
-    let inputs = (
-        samples::<Imu>(per_stream, 0, [0.0; 6]),
-        samples::<Frame>(per_stream, 250_000, 7),
-        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
-        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
-    );
+    let (rt, inputs) = setup(per_stream);
     bencher
         .counter(ItemsCount::new(4 * per_stream))
         .with_inputs(|| inputs.clone())
         .bench_local_values(|(imu, cam, odom, gps)| {
-            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
-                .and_then(|c| c.capacity(64))
-                .expect("valid stream configuration");
+            let cfg = stream_config();
             let policy = QueuePolicy::backpressure(1024, TimeDelta::from_secs(1));
             let mut r = RouterBuilder::new(AlignerConfig {
                 timeout: TimeDelta::from_millis(100),
@@ -210,23 +218,12 @@ impl Any4 {
 /// enum, in one global order; a lossless backpressure queue of 1,024).
 #[divan::bench(args = [100_000])]
 fn router_4_streams_1_consumer_multi_thread(bencher: Bencher, per_stream: usize) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .expect("runtime");
-    let inputs = (
-        samples::<Imu>(per_stream, 0, [0.0; 6]),
-        samples::<Frame>(per_stream, 250_000, 7),
-        samples::<Odom>(per_stream, 500_000, [1.0; 3]),
-        samples::<Fix>(per_stream, 750_000, (48.1, 11.6)),
-    );
+    let (rt, inputs) = setup(per_stream);
     bencher
         .counter(ItemsCount::new(4 * per_stream))
         .with_inputs(|| inputs.clone())
         .bench_local_values(|(imu, cam, odom, gps)| {
-            let cfg = StreamConfig::new(TimeDelta::from_nanos(PERIOD_NS))
-                .and_then(|c| c.capacity(64))
-                .expect("valid stream configuration");
+            let cfg = stream_config();
             let policy = QueuePolicy::backpressure(1024, TimeDelta::from_secs(1));
             let mut r = RouterBuilder::new(AlignerConfig {
                 timeout: TimeDelta::from_millis(100),
