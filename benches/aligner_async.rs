@@ -101,14 +101,10 @@ fn fan_out_4_streams_multi_thread(bencher: Bencher, per_stream: usize) {
                 timeout: TimeDelta::from_millis(100),
             });
             let rx = (
-                b.channel("imu", stream::iter(imu), cfg, 1024)
-                    .expect("stream"),
-                b.channel("cam", stream::iter(cam), cfg, 1024)
-                    .expect("stream"),
-                b.channel("odom", stream::iter(odom), cfg, 1024)
-                    .expect("stream"),
-                b.channel("gps", stream::iter(gps), cfg, 1024)
-                    .expect("stream"),
+                b.channel("imu", stream::iter(imu), cfg, 1024),
+                b.channel("cam", stream::iter(cam), cfg, 1024),
+                b.channel("odom", stream::iter(odom), cfg, 1024),
+                b.channel("gps", stream::iter(gps), cfg, 1024),
             );
             let consumers = [
                 consume(&rt, rx.0),
@@ -170,10 +166,10 @@ fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize
                 timeout: TimeDelta::from_millis(100),
             });
             let ids = (
-                r.input("imu", stream::iter(imu), cfg).expect("stream"),
-                r.input("cam", stream::iter(cam), cfg).expect("stream"),
-                r.input("odom", stream::iter(odom), cfg).expect("stream"),
-                r.input("gps", stream::iter(gps), cfg).expect("stream"),
+                r.input("imu", stream::iter(imu), cfg),
+                r.input("cam", stream::iter(cam), cfg),
+                r.input("odom", stream::iter(odom), cfg),
+                r.input("gps", stream::iter(gps), cfg),
             );
             let consumers = [
                 drain(&rt, r.consumer("a", policy).route(ids.0, |s| s).build()),
@@ -229,10 +225,10 @@ fn router_4_streams_1_consumer_multi_thread(bencher: Bencher, per_stream: usize)
                 timeout: TimeDelta::from_millis(100),
             });
             let ids = (
-                r.input("imu", stream::iter(imu), cfg).expect("stream"),
-                r.input("cam", stream::iter(cam), cfg).expect("stream"),
-                r.input("odom", stream::iter(odom), cfg).expect("stream"),
-                r.input("gps", stream::iter(gps), cfg).expect("stream"),
+                r.input("imu", stream::iter(imu), cfg),
+                r.input("cam", stream::iter(cam), cfg),
+                r.input("odom", stream::iter(odom), cfg),
+                r.input("gps", stream::iter(gps), cfg),
             );
             let mut all = r
                 .consumer("all", policy)

@@ -60,7 +60,6 @@ fn aligner() -> (Aligner<u64>, Vec<StreamId>) {
                     .and_then(|c| c.capacity(64))
                     .expect("valid stream configuration"),
             )
-            .expect("valid stream")
         })
         .collect();
     (a, ids)

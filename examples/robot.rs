@@ -349,7 +349,6 @@ pub async fn run(opts: &Options) -> Summary {
         let (lookahead, s) = next();
         let config = StreamConfig::lookahead(lookahead).expect("a lookahead >= 0");
         r.input(name, s, config)
-            .expect("valid stream configuration")
     };
     let imu = add(&mut r, "imu");
     let camera = add(&mut r, "camera");

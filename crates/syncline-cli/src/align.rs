@@ -190,11 +190,7 @@ pub fn run(args: AlignArgs) -> Result<(), CliError> {
     let mut prefixes = Vec::with_capacity(specs.len());
     let mut stream_ids = Vec::with_capacity(specs.len());
     for spec in &specs {
-        stream_ids.push(
-            aligner
-                .add_stream(spec.config)
-                .map_err(|e| stream_error(&spec.name, e))?,
-        );
+        stream_ids.push(aligner.add_stream(spec.config));
         let name = serde_json::to_string(&spec.name)
             .map_err(|e| CliError::flag("--stream", e.to_string()))?;
         prefixes.push(format!(",\"topic\":{name},\"stamp_ns\":").into_bytes());

@@ -51,8 +51,8 @@
 //!
 //! let ms = |v: i64| Timestamp::from_nanos(v * 1_000_000);
 //! let mut aligner = Aligner::new(AlignerConfig { timeout: TimeDelta::from_millis(200) });
-//! let imu = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(10))?.capacity(64)?)?;
-//! let gps = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(100))?.capacity(8)?)?;
+//! let imu = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(10))?.capacity(64)?);
+//! let gps = aligner.add_stream(StreamConfig::new(TimeDelta::from_millis(100))?.capacity(8)?);
 //!
 //! assert!(matches!(aligner.push(imu, ms(1000), "imu a"), Push::Queued));
 //! assert!(matches!(aligner.push(gps, ms(1005), "gps a"), Push::Queued));
@@ -99,9 +99,6 @@ pub enum AlignerError {
     /// The handle names a stream that was removed (or never existed here).
     #[error("unknown or removed stream {0:?}")]
     UnknownStream(StreamId),
-    /// More than `u32::MAX` stream slots.
-    #[error("too many streams")]
-    TooManyStreams,
 }
 
 /// Why a push was not queued.
@@ -316,7 +313,7 @@ impl<T> Aligner<T> {
         }
         Some(Release {
             stream: StreamId {
-                slot: i as u32,
+                slot: i,
                 generation,
             },
             sample: Stamped::new(entry.stamp, entry.value),
@@ -325,48 +322,37 @@ impl<T> Aligner<T> {
 
     /// Registers a stream; it takes the lowest free slot. Its queue is
     /// allocated now, at full capacity (capacities above 65 536 entries are
-    /// allocated up to that and grow on demand).
-    ///
-    /// # Errors
-    /// [`AlignerError::TooManyStreams`]. (A [`StreamConfig`] is checked
-    /// when it is built; its capacity and lookahead are checked here again.)
-    pub fn add_stream(&mut self, config: StreamConfig) -> Result<StreamId, AlignerError> {
+    /// allocated up to that and grow on demand). It cannot fail: every
+    /// [`StreamConfig`] was checked when it was built, and slots are only
+    /// bounded by memory.
+    pub fn add_stream(&mut self, config: StreamConfig) -> StreamId {
         let mut config = config;
         config.capacity = config.capacity_for(self.timeout);
         config.capacity_set = true;
-        if config.capacity == 0 {
-            return Err(AlignerError::ZeroCapacity);
-        }
-        check_period(config.period)?;
         let stream = Some(Stream::new(config));
-        if let Some((i, slot)) = self
+        if let Some((slot, s)) = self
             .slots
             .iter_mut()
             .enumerate()
             .find(|(_, s)| s.stream.is_none())
         {
-            slot.generation = slot.generation.wrapping_add(1);
-            slot.stream = stream;
-            let generation = slot.generation;
-            self.refresh(i);
-            let slot_index = u32::try_from(i).map_err(|_| AlignerError::TooManyStreams)?;
-            return Ok(StreamId {
-                slot: slot_index,
-                generation,
-            });
+            s.generation = s.generation.wrapping_add(1);
+            s.stream = stream;
+            let generation = s.generation;
+            self.refresh(slot);
+            return StreamId { slot, generation };
         }
-        let slot_index =
-            u32::try_from(self.slots.len()).map_err(|_| AlignerError::TooManyStreams)?;
         self.slots.push(Slot {
             generation: 0,
             stream,
         });
         self.keys.push(IDLE);
-        self.refresh(self.slots.len() - 1);
-        Ok(StreamId {
-            slot: slot_index,
+        let slot = self.slots.len() - 1;
+        self.refresh(slot);
+        StreamId {
+            slot,
             generation: 0,
-        })
+        }
     }
 
     /// Removes a stream. Its queued samples are handed back (in queue order)
@@ -694,10 +680,7 @@ impl<T> Aligner<T> {
         *key = key_of(stream);
         self.queued = self.queued.saturating_sub(1);
         Some(Release {
-            stream: StreamId {
-                slot: slot as u32,
-                generation,
-            },
+            stream: StreamId { slot, generation },
             sample: Stamped::new(entry.stamp, entry.value),
         })
     }
@@ -763,7 +746,7 @@ impl<T> Aligner<T> {
                 let s = slot.stream.as_ref()?;
                 Some(StreamStatus {
                     id: StreamId {
-                        slot: i as u32,
+                        slot: i,
                         generation: slot.generation,
                     },
                     period: s.config.period,

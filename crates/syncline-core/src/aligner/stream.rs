@@ -142,7 +142,7 @@ impl StreamConfig {
 /// but with a new generation, so an old handle never reaches a new stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct StreamId {
-    pub(super) slot: u32,
+    pub(super) slot: usize,
     pub(super) generation: u32,
 }
 
@@ -151,7 +151,7 @@ impl StreamId {
     /// timestamps and priorities (lower slot first).
     #[inline]
     pub const fn slot(self) -> usize {
-        self.slot as usize
+        self.slot
     }
 }
 

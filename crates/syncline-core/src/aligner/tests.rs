@@ -29,7 +29,7 @@ impl Rig {
         let mut a = Aligner::new(AlignerConfig {
             timeout: TimeDelta::from_millis(timeout_ms),
         });
-        let s = streams.iter().map(|c| a.add_stream(*c).unwrap()).collect();
+        let s = streams.iter().map(|c| a.add_stream(*c)).collect();
         Rig { a, s }
     }
 
@@ -101,7 +101,7 @@ fn rock_remove_stream() {
     assert_eq!(handed_back, [Stamped::new(ms(1000), "a")]);
     assert_eq!(r.drain(), ["a", "b", "c", "d", "e", "f"]);
     // The freed slot is reused, with a new generation.
-    let new = r.a.add_stream(cfg(2000, 4, -1)).unwrap();
+    let new = r.a.add_stream(cfg(2000, 4, -1));
     assert_eq!(new.slot(), 1);
     assert_ne!(new, s3);
     // Pushing with the old handle is rejected, handed back and counted.
@@ -224,9 +224,9 @@ fn rock_overflow_example_drop_oldest() {
     let mut a = Aligner::new(AlignerConfig {
         timeout: TimeDelta::from_millis(100),
     });
-    let imu = a.add_stream(cfg(10, 4, 0)).unwrap();
-    let laser = a.add_stream(cfg(0, 3, 1)).unwrap();
-    let cam = a.add_stream(cfg(50, 4, -1)).unwrap();
+    let imu = a.add_stream(cfg(10, 4, 0));
+    let laser = a.add_stream(cfg(0, 3, 1));
+    let cam = a.add_stream(cfg(50, 4, -1));
     let mut evicted = Vec::new();
     let mut released = Vec::new();
     let mut run = |a: &mut Aligner<i64>, id, t| {
@@ -285,7 +285,7 @@ fn bad_config_is_a_typed_error() {
         StreamConfig::lookahead(TimeDelta::from_millis(-1)),
         Err(AlignerError::NegativePeriod(TimeDelta::from_millis(-1)))
     );
-    let id = a.add_stream(cfg(10, 1, 0)).unwrap();
+    let id = a.add_stream(cfg(10, 1, 0));
     assert!(a.set_period(id, TimeDelta::from_nanos(-1)).is_err());
     assert!(a.set_period(id, TimeDelta::ZERO).is_ok());
 }
@@ -383,8 +383,8 @@ fn capacity_is_derived_from_the_timeout_and_the_lookahead() {
     // A 1 kHz input with a silent peer: the timeout releases it before its
     // queue is full, nothing overflows.
     let mut a = Aligner::new(AlignerConfig { timeout });
-    let fast = a.add_stream(StreamConfig::new(ms(1)).unwrap()).unwrap();
-    let _silent = a.add_stream(StreamConfig::new(ms(1000)).unwrap()).unwrap();
+    let fast = a.add_stream(StreamConfig::new(ms(1)).unwrap());
+    let _silent = a.add_stream(StreamConfig::new(ms(1000)).unwrap());
     for k in 0..5_000i64 {
         let _ = a.push(
             fast,
@@ -403,12 +403,8 @@ fn extreme_stamps_never_overflow() {
     let mut a = Aligner::new(AlignerConfig {
         timeout: TimeDelta::MAX,
     });
-    let s0 = a
-        .add_stream(StreamConfig::new(TimeDelta::MAX).unwrap())
-        .unwrap();
-    let s1 = a
-        .add_stream(StreamConfig::new(TimeDelta::MAX).unwrap())
-        .unwrap();
+    let s0 = a.add_stream(StreamConfig::new(TimeDelta::MAX).unwrap());
+    let s1 = a.add_stream(StreamConfig::new(TimeDelta::MAX).unwrap());
     assert_eq!(a.push(s0, Timestamp::MIN, 0), Push::Queued);
     assert_eq!(a.push(s1, Timestamp::MAX, 1), Push::Queued);
     let out: Vec<_> = std::iter::from_fn(|| a.poll_release()).collect();
@@ -426,8 +422,8 @@ fn wall_clock_bound_releases_after_arrival_plus_timeout() {
     let mut a = Aligner::new(AlignerConfig {
         timeout: TimeDelta::from_millis(100),
     });
-    let imu = a.add_stream(cfg(10, 8, 0)).unwrap();
-    let _silent = a.add_stream(cfg(10, 8, 0)).unwrap();
+    let imu = a.add_stream(cfg(10, 8, 0));
+    let _silent = a.add_stream(cfg(10, 8, 0));
     assert_eq!(a.push_arrived(imu, ms(1000), "a", ms(5000)), Push::Queued);
     assert_eq!(a.push_arrived(imu, ms(1010), "b", ms(5020)), Push::Queued);
     assert!(a.poll_release().is_none());
@@ -452,8 +448,8 @@ fn earlier_arrivals_are_raised_to_the_previous_one() {
     let mut a = Aligner::new(AlignerConfig {
         timeout: TimeDelta::from_millis(100),
     });
-    let s = a.add_stream(cfg(10, 8, 0)).unwrap();
-    let _silent = a.add_stream(cfg(10, 8, 0)).unwrap();
+    let s = a.add_stream(cfg(10, 8, 0));
+    let _silent = a.add_stream(cfg(10, 8, 0));
     let _ = a.push_arrived(s, ms(1), 'a', ms(500));
     a.handle_timeout(ms(600));
     assert!(a.poll_release().is_some());
@@ -550,8 +546,7 @@ proptest! {
         let mut a: Aligner<u64> = Aligner::new(AlignerConfig { timeout: TimeDelta::from_nanos(50) });
         let mut ids: Vec<StreamId> = (0..3)
             .map(|i| a.add_stream(StreamConfig::new(TimeDelta::from_nanos(10 * i)).unwrap().capacity(3).unwrap()))
-            .collect::<Result<_, _>>()
-            .unwrap();
+            .collect();
         let mut outcome: Vec<Option<&'static str>> = Vec::new();
         let mut last_release: Option<Timestamp> = None;
         let mark = |outcome: &mut Vec<Option<&'static str>>, id: u64, what| {
@@ -595,7 +590,7 @@ proptest! {
                 }
                 Op::Add { period, capacity, priority } => {
                     let c = StreamConfig::new(TimeDelta::from_nanos(period)).unwrap().capacity(capacity).unwrap().priority(priority);
-                    ids.push(a.add_stream(c).unwrap());
+                    ids.push(a.add_stream(c));
                 }
                 Op::Period(s, p) => {
                     if let Some(&i) = ids.get(s) {
@@ -647,16 +642,13 @@ fn heads_at_the_top_of_the_order_are_released_in_slot_order() {
                 .unwrap()
                 .priority(i64::MAX),
         )
-        .unwrap()
     };
     let (s0, s1) = (top(&mut a), top(&mut a));
-    let s2 = a
-        .add_stream(
-            StreamConfig::new(TimeDelta::ZERO)
-                .unwrap()
-                .priority(i64::MIN),
-        )
-        .unwrap();
+    let s2 = a.add_stream(
+        StreamConfig::new(TimeDelta::ZERO)
+            .unwrap()
+            .priority(i64::MIN),
+    );
     assert_eq!(a.push(s1, Timestamp::MAX, 1), Push::Queued);
     assert_eq!(a.push(s0, Timestamp::MAX, 0), Push::Queued);
     assert_eq!(a.push(s2, Timestamp::MAX, 2), Push::Queued);

@@ -50,8 +50,8 @@
 //! let gps = futures::stream::iter([Stamped::new(t(5), "fix")]);
 //!
 //! let mut builder = AlignerBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(100) });
-//! builder.stream("imu", imu, StreamConfig::new(TimeDelta::from_millis(10))?, Sensor::Imu)?;
-//! builder.stream("gps", gps, StreamConfig::new(TimeDelta::from_millis(100))?, Sensor::Gps)?;
+//! builder.stream("imu", imu, StreamConfig::new(TimeDelta::from_millis(10))?, Sensor::Imu);
+//! builder.stream("gps", gps, StreamConfig::new(TimeDelta::from_millis(100))?, Sensor::Gps);
 //! let out: Vec<Sensor> = builder.aligned().collect().await;
 //! assert_eq!(out, [
 //!     Sensor::Imu(Stamped::new(t(0), 1)),
@@ -156,13 +156,13 @@ impl<O> Parts<O> {
         name: &str,
         config: StreamConfig,
         lane: impl FnOnce(usize) -> Box<dyn Lane<O>>,
-    ) -> Result<StreamId, AlignerError> {
-        let id = self.core.add_stream(config)?;
+    ) -> StreamId {
+        let id = self.core.add_stream(config);
         self.ids.push(id);
         self.lanes
             .push(lane(config.capacity_for(self.core.timeout())));
         self.names.push(name.to_string());
-        Ok(id)
+        id
     }
 
     fn engine(self) -> Engine<O> {
@@ -199,18 +199,15 @@ impl<E: Send + 'static> AlignerBuilder<E> {
     /// capacity and priority; `wrap` turns its samples into `E`. Its items
     /// are [`Stamped<T>`], or [`Arrived<Stamped<T>>`](crate::source::Arrived)
     /// whose hand-over time the live latency bound counts from
-    /// ([`AlignerItem`]).
-    ///
-    /// # Errors
-    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
-    /// valid: it was checked when it was built).
+    /// ([`AlignerItem`]). It cannot fail: every [`StreamConfig`] was
+    /// checked when it was built.
     pub fn stream<T, S, F>(
         &mut self,
         name: &str,
         input: S,
         config: StreamConfig,
         wrap: F,
-    ) -> Result<StreamId, AlignerError>
+    ) -> StreamId
     where
         T: Send + 'static,
         S: Stream + Send + 'static,
@@ -330,18 +327,15 @@ impl FanOutBuilder {
 
     /// Registers an input stream and returns the receiving end of its
     /// channel (`channel_capacity >= 1`, else it is taken as 1). Samples of
-    /// all channels are sent in global timestamp order.
-    ///
-    /// # Errors
-    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
-    /// valid: it was checked when it was built).
+    /// all channels are sent in global timestamp order. It cannot fail:
+    /// every [`StreamConfig`] was checked when it was built.
     pub fn channel<T, S>(
         &mut self,
         name: &str,
         input: S,
         config: StreamConfig,
         channel_capacity: usize,
-    ) -> Result<mpsc::Receiver<Stamped<T>>, AlignerError>
+    ) -> mpsc::Receiver<Stamped<T>>
     where
         T: Send + 'static,
         S: Stream + Send + 'static,
@@ -354,8 +348,8 @@ impl FanOutBuilder {
                 capacity,
                 Channel::new(tx),
             ))
-        })?;
-        Ok(rx)
+        });
+        rx
     }
 
     /// The driver; spawn it (or await it).

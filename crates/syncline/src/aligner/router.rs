@@ -15,9 +15,7 @@ use tokio::sync::{mpsc, watch};
 use super::consumer::{Consumer, ConsumerCtl, DropReport, QueuePolicy, Reports, Shared};
 use super::engine::Engine;
 use super::lane::{self, AlignerItem, Input, Lane, QueueLane, Route, Routes};
-use super::{
-    AlignedStatus, AlignerConfig, AlignerControl, AlignerError, Parts, StreamConfig, StreamId,
-};
+use super::{AlignedStatus, AlignerConfig, AlignerControl, Parts, StreamConfig, StreamId};
 use crate::clock::{Clock, ClockTimer};
 
 /// The handle of an input registered with [`RouterBuilder::input`]; it
@@ -100,8 +98,8 @@ fn build_lane<T: Clone + Send + 'static>(
 /// let lidar = futures::stream::iter([Stamped::new(t(12), "scan")]);
 ///
 /// let mut r = RouterBuilder::new(AlignerConfig { timeout: ms(100) });
-/// let imu = r.input("imu", imu, StreamConfig::new(ms(5))?)?;
-/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100))?)?;
+/// let imu = r.input("imu", imu, StreamConfig::new(ms(5))?);
+/// let lidar = r.input("lidar", lidar, StreamConfig::new(ms(100))?);
 /// let mut fusion = r
 ///     .consumer("fusion", QueuePolicy::backpressure(64, ms(50)))
 ///     .route(imu, Fusion::Imu)
@@ -170,23 +168,15 @@ impl RouterBuilder {
     /// an `Arc`). Its items are [`Stamped<T>`], or
     /// [`Arrived<Stamped<T>>`](crate::source::Arrived) (what a
     /// [`crate::source`] stamped by `.timestamped(..)` yields): then the live
-    /// latency bound counts from their hand-over ([`AlignerItem`]).
-    ///
-    /// # Errors
-    /// [`AlignerError::TooManyStreams`] only (every [`StreamConfig`] is
-    /// valid: it was checked when it was built).
-    pub fn input<T, S>(
-        &mut self,
-        name: &str,
-        input: S,
-        config: StreamConfig,
-    ) -> Result<InputId<T>, AlignerError>
+    /// latency bound counts from their hand-over ([`AlignerItem`]). It
+    /// cannot fail: every [`StreamConfig`] was checked when it was built.
+    pub fn input<T, S>(&mut self, name: &str, input: S, config: StreamConfig) -> InputId<T>
     where
         T: Clone + Send + 'static,
         S: Stream + Send + 'static,
         S::Item: AlignerItem<Value = T>,
     {
-        let id = self.parts.core.add_stream(config)?;
+        let id = self.parts.core.add_stream(config);
         self.parts.ids.push(id);
         self.parts.names.push(name.to_string());
         self.names.push(Arc::from(name));
@@ -200,11 +190,11 @@ impl RouterBuilder {
             build: build_lane::<T>,
             waits_for: Vec::new(),
         });
-        Ok(InputId {
+        InputId {
             index,
             id,
             _type: PhantomData,
-        })
+        }
     }
 
     /// Declares a consumer of `E` with its queue policy; add its inputs

@@ -106,27 +106,21 @@ async fn stuck_keep_newest_consumer_does_not_delay_the_others() {
     let clock = TokioClock::starting_at(at(T0));
     let timeout = TimeDelta::from_millis(30);
     let mut r = RouterBuilder::new(AlignerConfig { timeout }).live(clock);
-    let imu = r
-        .input(
-            "imu",
-            timed_input(400, 5 * ms, 0, vec![ms, 3 * ms, 2 * ms]),
-            StreamConfig::new(TimeDelta::from_millis(4)).unwrap(),
-        )
-        .unwrap();
-    let lidar = r
-        .input(
-            "lidar",
-            timed_input(20, 100 * ms, 7 * ms, vec![20 * ms]),
-            StreamConfig::new(TimeDelta::from_millis(90)).unwrap(),
-        )
-        .unwrap();
-    let camera = r
-        .input(
-            "camera",
-            timed_input(60, 33 * ms, 2 * ms, vec![5 * ms]),
-            StreamConfig::new(TimeDelta::from_millis(30)).unwrap(),
-        )
-        .unwrap();
+    let imu = r.input(
+        "imu",
+        timed_input(400, 5 * ms, 0, vec![ms, 3 * ms, 2 * ms]),
+        StreamConfig::new(TimeDelta::from_millis(4)).unwrap(),
+    );
+    let lidar = r.input(
+        "lidar",
+        timed_input(20, 100 * ms, 7 * ms, vec![20 * ms]),
+        StreamConfig::new(TimeDelta::from_millis(90)).unwrap(),
+    );
+    let camera = r.input(
+        "camera",
+        timed_input(60, 33 * ms, 2 * ms, vec![5 * ms]),
+        StreamConfig::new(TimeDelta::from_millis(30)).unwrap(),
+    );
     let fusion = r
         .consumer(
             "fusion",
@@ -175,13 +169,11 @@ async fn stuck_backpressure_consumer_stalls_after_its_deadline() {
     let deadline = TimeDelta::from_millis(15);
     let mut r = RouterBuilder::new(AlignerConfig { timeout }).live(clock);
     let mut reports = r.drop_reports().unwrap();
-    let imu = r
-        .input(
-            "imu",
-            timed_input(200, 5 * ms, 0, vec![ms]),
-            StreamConfig::new(TimeDelta::from_millis(4)).unwrap(),
-        )
-        .unwrap();
+    let imu = r.input(
+        "imu",
+        timed_input(200, 5 * ms, 0, vec![ms]),
+        StreamConfig::new(TimeDelta::from_millis(4)).unwrap(),
+    );
     let stuck = r
         .consumer("stuck", QueuePolicy::backpressure(4, deadline))
         .route(imu, |s| s)
@@ -227,13 +219,11 @@ async fn always_ready_input_yields() {
     let mut r = RouterBuilder::new(AlignerConfig {
         timeout: TimeDelta::from_millis(1),
     });
-    let input = r
-        .input(
-            "endless",
-            endless,
-            StreamConfig::new(TimeDelta::ZERO).unwrap(),
-        )
-        .unwrap();
+    let input = r.input(
+        "endless",
+        endless,
+        StreamConfig::new(TimeDelta::ZERO).unwrap(),
+    );
     let sink = r
         .consumer("sink", QueuePolicy::keep_newest(4))
         .route(input, |s| s)
@@ -273,7 +263,7 @@ proptest! {
             for (k, (period, phase, lat, n)) in inputs.iter().enumerate() {
                 let lat = lat.iter().map(|l| l * ms).collect();
                 let cfg = StreamConfig::new(TimeDelta::from_millis(period / 2)).unwrap().capacity(16).unwrap();
-                ids.push(r.input(&format!("in{k}"), timed_input(*n, period * ms, phase * ms, lat), cfg).unwrap());
+                ids.push(r.input(&format!("in{k}"), timed_input(*n, period * ms, phase * ms, lat), cfg));
             }
             let mut tasks = Vec::new();
             for (j, (keep, cap, deadline, work, mask)) in consumers.iter().enumerate() {
@@ -341,13 +331,11 @@ async fn from_conversion_and_a_dropped_receiver() {
     let mut r = RouterBuilder::new(AlignerConfig {
         timeout: TimeDelta::from_millis(50),
     });
-    let a = r
-        .input(
-            "a",
-            timed_input(30, 10 * ms, 0, vec![ms]),
-            StreamConfig::new(TimeDelta::from_millis(10)).unwrap(),
-        )
-        .unwrap();
+    let a = r.input(
+        "a",
+        timed_input(30, 10 * ms, 0, vec![ms]),
+        StreamConfig::new(TimeDelta::from_millis(10)).unwrap(),
+    );
     let mut kept: Consumer<Wrapped> = r
         .consumer("kept", QueuePolicy::keep_newest(64))
         .input(a)

@@ -55,8 +55,8 @@ async fn replay_orders_heterogeneous_inputs_and_ends() {
     let a = futures::stream::iter((0..5).map(|i| Stamped::new(ms(10 * i), i as u32)));
     let b = futures::stream::iter((0..3).map(|i| Stamped::new(ms(15 * i + 1), format!("b{i}"))));
     let mut builder = AlignerBuilder::new(config(1000));
-    builder.stream("a", a, period(10), Msg::A).unwrap();
-    builder.stream("b", b, period(15), Msg::B).unwrap();
+    builder.stream("a", a, period(10), Msg::A);
+    builder.stream("b", b, period(15), Msg::B);
     let aligned = builder.aligned();
     let status = aligned.status_watch();
     let out: Vec<Msg> = aligned.collect().await;
@@ -77,8 +77,8 @@ async fn live_bound_releases_timeout_after_arrival_when_inputs_go_silent() {
     let (a_tx, a) = input::<u32>();
     let (_b_tx, b) = input::<String>(); // never delivers, never ends
     let mut builder = AlignerBuilder::new(config(100)).live(clock);
-    builder.stream("a", a, period(10), Msg::A).unwrap();
-    builder.stream("b", b, period(10), Msg::B).unwrap();
+    builder.stream("a", a, period(10), Msg::A);
+    builder.stream("b", b, period(10), Msg::B);
     let mut aligned = builder.aligned();
 
     tokio::time::advance(Duration::from_millis(7)).await;
@@ -109,13 +109,9 @@ async fn live_bound_counts_from_the_hand_over_an_item_carries() {
     let (_silent_tx, silent) = input::<String>(); // holds both back
     let handed = handed.map(|a| Arrived::new(a.arrival, Stamped::new(ms(500), a.value)));
     let mut builder = AlignerBuilder::new(config(100)).live(clock);
-    builder
-        .stream("handed", handed, period(10), Msg::A)
-        .unwrap();
-    builder.stream("plain", plain, period(10), Msg::B).unwrap();
-    builder
-        .stream("silent", silent, period(10), Msg::B)
-        .unwrap();
+    builder.stream("handed", handed, period(10), Msg::A);
+    builder.stream("plain", plain, period(10), Msg::B);
+    builder.stream("silent", silent, period(10), Msg::B);
     let mut aligned = builder.aligned();
 
     let handed_over = clock.now();
@@ -146,8 +142,8 @@ async fn live_flow_uses_sample_time_and_one_timer_per_deadline() {
     let (a_tx, a) = input::<u32>();
     let (b_tx, b) = input::<String>();
     let mut builder = AlignerBuilder::new(config(100)).live(clock);
-    builder.stream("a", a, period(10), Msg::A).unwrap();
-    builder.stream("b", b, period(10), Msg::B).unwrap();
+    builder.stream("a", a, period(10), Msg::A);
+    builder.stream("b", b, period(10), Msg::B);
     let mut aligned = builder.aligned();
     // b's sample is later in stamp but arrives first: it must wait for a.
     b_tx.send(Stamped::new(ms(20), "b".into())).await.unwrap();
@@ -173,8 +169,8 @@ async fn late_samples_are_dropped_counted_and_the_stream_goes_on() {
     let (a_tx, a) = input::<u32>();
     let (b_tx, b) = input::<String>();
     let mut builder = AlignerBuilder::new(config(50)).live(clock);
-    builder.stream("a", a, period(10), Msg::A).unwrap();
-    builder.stream("b", b, period(10), Msg::B).unwrap();
+    builder.stream("a", a, period(10), Msg::A);
+    builder.stream("b", b, period(10), Msg::B);
     let mut aligned = builder.aligned();
     a_tx.send(Stamped::new(ms(100), 1)).await.unwrap();
     assert_eq!(aligned.next().await.unwrap().stamp(), ms(100)); // after 50 ms
@@ -201,14 +197,12 @@ fn counted(n: u32, taken: Arc<AtomicUsize>) -> impl Stream<Item = Stamped<u32>> 
 async fn fan_out_backpressure_bounds_memory() {
     let taken = Arc::new(AtomicUsize::new(0));
     let mut builder = FanOutBuilder::new(config(1000));
-    let mut rx = builder
-        .channel(
-            "a",
-            counted(1000, taken.clone()),
-            period(1).capacity(4).unwrap(),
-            2,
-        )
-        .unwrap();
+    let mut rx = builder.channel(
+        "a",
+        counted(1000, taken.clone()),
+        period(1).capacity(4).unwrap(),
+        2,
+    );
     let fan = builder.build();
     let status = fan.status_watch();
     let driver = tokio::spawn(fan);
@@ -235,8 +229,8 @@ async fn fan_out_reports_a_gone_consumer_and_keeps_serving_the_others() {
     let mut builder = FanOutBuilder::new(config(1000));
     let a = futures::stream::iter((0..10).map(|i| Stamped::new(ms(2 * i), i as u32)));
     let b = futures::stream::iter((0..10).map(|i| Stamped::new(ms(2 * i + 1), i.to_string())));
-    let mut rx_a = builder.channel("a", a, period(2), 4).unwrap();
-    let rx_b = builder.channel("b", b, period(2), 4).unwrap();
+    let mut rx_a = builder.channel("a", a, period(2), 4);
+    let rx_b = builder.channel("b", b, period(2), 4);
     drop(rx_b);
     let driver = tokio::spawn(builder.build());
     let mut got = Vec::new();
@@ -254,7 +248,7 @@ async fn fan_out_reports_a_gone_consumer_and_keeps_serving_the_others() {
 async fn fan_out_ends_with_an_error_when_every_consumer_is_gone() {
     let mut builder = FanOutBuilder::new(config(1000));
     let a = futures::stream::iter((0..10).map(|i| Stamped::new(ms(i), i as u32)));
-    drop(builder.channel("a", a, period(1), 1).unwrap());
+    drop(builder.channel("a", a, period(1), 1));
     let r = builder.build().await;
     match r {
         Err(FanOutError::AllConsumersGone(st)) => {
@@ -271,8 +265,8 @@ async fn fan_out_live_bound_with_a_silent_input() {
     let (a_tx, a) = input::<u32>();
     let (_b_tx, b) = input::<String>();
     let mut builder = FanOutBuilder::new(config(200)).live(clock);
-    let mut rx_a = builder.channel("a", a, period(10), 8).unwrap();
-    let _rx_b = builder.channel("b", b, period(10), 8).unwrap();
+    let mut rx_a = builder.channel("a", a, period(10), 8);
+    let _rx_b = builder.channel("b", b, period(10), 8);
     let fan = builder.build();
     let mut status = fan.status_watch();
     tokio::spawn(fan);
@@ -317,9 +311,9 @@ async fn run_time_control_disable_timeout_and_remove() {
     let (_b_tx, b) = input::<String>(); // silent
     let (c_tx, c) = input::<u32>();
     let mut builder = AlignerBuilder::new(config(1000)).live(clock);
-    builder.stream("a", a, period(10), Msg::A).unwrap();
-    let b_id = builder.stream("b", b, period(10), Msg::B).unwrap();
-    let c_id = builder.stream("c", c, period(10), Msg::A).unwrap();
+    builder.stream("a", a, period(10), Msg::A);
+    let b_id = builder.stream("b", b, period(10), Msg::B);
+    let c_id = builder.stream("c", c, period(10), Msg::A);
     let mut aligned = builder.aligned();
     assert_eq!(aligned.stream_id("b"), Some(b_id));
     assert_eq!(aligned.stream_id("zz"), None);
@@ -389,7 +383,7 @@ proptest::proptest! {
                     stamps.into_iter().map(move |t| Stamped::new(Timestamp::from_nanos(t), k)),
                 );
                 let cfg = StreamConfig::new(TimeDelta::ZERO).unwrap().capacity(64).unwrap();
-                b.stream(&format!("s{k}"), input, cfg, |s| s).unwrap();
+                b.stream(&format!("s{k}"), input, cfg, |s| s);
             }
             b.aligned().collect::<Vec<Stamped<usize>>>().await
         });

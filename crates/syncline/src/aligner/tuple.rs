@@ -66,9 +66,7 @@ fn build<I: AlignInputs>(
     builder.aligned()
 }
 
-/// Registers one input of an adapter. The only error left is the core's
-/// `TooManyStreams` (more than `u32::MAX` inputs, each with its own queue:
-/// memory runs out first); it is logged, never a panic.
+/// Registers one input of an adapter.
 fn register_one<E, T, S, F>(
     builder: &mut AlignerBuilder<E>,
     name: &str,
@@ -82,9 +80,7 @@ fn register_one<E, T, S, F>(
     S::Item: AlignerItem<Value = T>,
     F: Fn(Stamped<T>) -> E + Send + 'static,
 {
-    if let Err(e) = builder.stream(name, input, config, wrap) {
-        tracing::error!(input = name, error = %e, "aligner: input not registered");
-    }
+    builder.stream(name, input, config, wrap);
 }
 
 /// One sample of a `Vec` of aligned inputs: the sample and the position of
