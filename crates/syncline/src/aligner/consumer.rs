@@ -28,9 +28,12 @@ pub enum QueuePolicy {
     /// Lossless while the consumer keeps up: when its queue is full the
     /// aligner waits for room (still taking in every input), for at most
     /// `deadline` (measured on the aligner's clock; without a clock it
-    /// waits for ever). Past the deadline the consumer is marked **stalled**:
-    /// its samples that find the queue full are dropped (`stalled`) without
-    /// waiting, until it takes a sample again.
+    /// waits for ever). The receiver wakes it when the queue is down to
+    /// half (one wake per half queue, not per sample); live, every input
+    /// arrival and the deadline also make it look for room. Past the
+    /// deadline the consumer is marked **stalled**: its samples that find
+    /// the queue full are dropped (`stalled`) without waiting, until it
+    /// takes a sample again.
     Backpressure {
         /// Queue length (at least 1).
         capacity: usize,
@@ -200,7 +203,7 @@ struct Queue<E> {
 /// many (fewer for a shorter queue): one lock and at most one wake-up of
 /// the consumer per batch. The driver also hands over whatever it holds
 /// before it waits, so live latency is unchanged.
-pub(super) const BATCH: usize = 256;
+pub(super) const BATCH: usize = 512;
 
 /// The driver's side of a consumer: releases not yet in its queue.
 struct Outbox<E> {
@@ -359,19 +362,26 @@ impl<E> Shared<E> {
         }
     }
 
-    /// Whether a push would wait for room: a backpressure consumer, open,
-    /// not stalled, whose queue has no room for one more sample after the
-    /// outbox. Registers the aligner's waker then.
-    pub(super) fn poll_room(&self, cx: &mut Context<'_>) -> Poll<()> {
+    /// How many pushes surely fit now without another check (at least 1),
+    /// or `Pending` when a push would wait for room: a backpressure
+    /// consumer, open, not stalled, whose queue has no room after the
+    /// outbox (the aligner's waker is registered then; the receiver wakes
+    /// it once its queue is down to half, one wake per batch of room).
+    pub(super) fn poll_room(&self, cx: &mut Context<'_>) -> Poll<usize> {
         let mut o = self.out();
-        if o.items.len() < o.credit || !self.hand_over(&mut o) {
-            return Poll::Ready(());
+        if o.items.len() < o.credit {
+            return Poll::Ready(o.credit - o.items.len());
+        }
+        if !self.hand_over(&mut o) {
+            // Stalled or closed consumers get a credit of one: whether a
+            // push waits is checked again for every sample.
+            return Poll::Ready(o.credit.max(1));
         }
         self.room.register(cx.waker());
         if self.hand_over(&mut o) {
             Poll::Pending
         } else {
-            Poll::Ready(())
+            Poll::Ready(o.credit.max(1))
         }
     }
 
@@ -409,35 +419,35 @@ impl<E> Shared<E> {
         self.room.wake();
     }
 
+    /// Takes the oldest queued sample. When a backpressure queue drops to
+    /// half its capacity the aligner is woken (it may wait for room: it
+    /// waits only on a full queue, and re-checks after registering), so a
+    /// slow receiver wakes it once per half queue, not once per sample.
+    fn take(&self) -> Option<E> {
+        let mut q = self.lock();
+        let (_, _, item) = q.items.pop_front()?;
+        q.status.received += 1;
+        q.status.queued = q.items.len();
+        q.status.stalled = false;
+        let wake = matches!(q.status.policy, QueuePolicy::Backpressure { capacity, .. } if q.items.len() == capacity / 2);
+        drop(q);
+        if wake {
+            self.room.wake();
+        }
+        Some(item)
+    }
+
     fn pop(&self, cx: &mut Context<'_>) -> Poll<Option<E>> {
-        // `true` with the item when the queue was full: the aligner may be
-        // waiting for room (it re-checks after registering).
-        let take = |q: &mut Queue<E>| {
-            let was_full = q.items.len() >= q.status.policy.capacity();
-            let (_, _, item) = q.items.pop_front()?;
-            q.status.received += 1;
-            q.status.queued = q.items.len();
-            q.status.stalled = false;
-            Some((item, was_full))
-        };
-        let first = take(&mut self.lock());
-        if let Some((item, was_full)) = first {
-            if was_full {
-                self.room.wake();
-            }
+        if let Some(item) = self.take() {
             return Poll::Ready(Some(item));
         }
         self.items.register(cx.waker());
-        let mut q = self.lock();
-        if let Some((item, was_full)) = take(&mut q) {
-            drop(q);
-            if was_full {
-                self.room.wake();
-            }
+        if let Some(item) = self.take() {
             return Poll::Ready(Some(item));
         }
         if self.finished.load(Ordering::Acquire) {
-            return Poll::Ready(None);
+            // Everything handed over before `finish` is in the queue.
+            return Poll::Ready(self.take());
         }
         Poll::Pending
     }
@@ -452,7 +462,7 @@ impl<E> Shared<E> {
 
 /// The type-erased side of a consumer that the aligner drives.
 pub(super) trait ConsumerCtl: Send + Sync {
-    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<()>;
+    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<usize>;
     fn deadline(&self) -> Option<TimeDelta>;
     fn stall(&self);
     fn status(&self) -> ConsumerStatus;
@@ -461,7 +471,7 @@ pub(super) trait ConsumerCtl: Send + Sync {
 }
 
 impl<E: Send> ConsumerCtl for Shared<E> {
-    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<usize> {
         Shared::poll_room(self, cx)
     }
     fn deadline(&self) -> Option<TimeDelta> {
@@ -510,17 +520,7 @@ impl<E> Consumer<E> {
 
     /// Takes a sample if one is queued.
     pub fn try_recv(&mut self) -> Option<E> {
-        let mut q = self.shared.lock();
-        let was_full = q.items.len() >= q.status.policy.capacity();
-        let (_, _, item) = q.items.pop_front()?;
-        q.status.received += 1;
-        q.status.queued = q.items.len();
-        q.status.stalled = false;
-        drop(q);
-        if was_full {
-            self.shared.room.wake();
-        }
-        Some(item)
+        self.shared.take()
     }
 
     /// Samples queued now.

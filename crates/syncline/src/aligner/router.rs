@@ -249,9 +249,11 @@ impl RouterBuilder {
         engine.consumers = self.consumers;
         engine.reports = Some(self.reports);
         let stall_timer = engine.clock().cloned().map(ClockTimer::new);
+        let credit = vec![0; engine.consumers.len()];
         Router {
             engine,
             waits_for,
+            credit,
             in_flight: None,
             waiting_since: None,
             stall_timer,
@@ -348,6 +350,9 @@ pub struct Router {
     engine: Engine<()>,
     /// Per input: the backpressure consumers it feeds.
     waits_for: Vec<Vec<usize>>,
+    /// Per consumer: pushes that surely fit without asking it again (only
+    /// the driver adds to a queue, so its room only grows meanwhile).
+    credit: Vec<usize>,
     /// A release taken from the core, waiting for room.
     in_flight: Option<(usize, Timestamp)>,
     /// When the wait for a backpressure consumer began `(consumer, since)`.
@@ -382,15 +387,37 @@ impl Router {
     }
 
     /// The first backpressure consumer of `lane` that has no room now
-    /// (its waker registered).
-    fn blocked(&self, cx: &mut Context<'_>, lane: usize) -> Option<usize> {
+    /// (its waker registered). A consumer's room is asked for (under its
+    /// lock) only when the credit it gave last time is spent.
+    fn blocked(&mut self, cx: &mut Context<'_>, lane: usize) -> Option<usize> {
         let consumers = self.waits_for.get(lane)?;
-        consumers.iter().copied().find(|&c| {
-            self.engine
-                .consumers
-                .get(c)
-                .is_some_and(|ctl| ctl.poll_room(cx).is_pending())
-        })
+        for &c in consumers {
+            let Some(credit) = self.credit.get_mut(c) else {
+                continue;
+            };
+            if *credit > 0 {
+                continue;
+            }
+            match self.engine.consumers.get(c).map(|ctl| ctl.poll_room(cx)) {
+                Some(Poll::Ready(n)) => *credit = n,
+                Some(Poll::Pending) => return Some(c),
+                None => {}
+            }
+        }
+        None
+    }
+
+    /// A release of `lane` was delivered: it used one unit of the credit of
+    /// every backpressure consumer it feeds.
+    fn spend(&mut self, lane: usize) {
+        let Some(consumers) = self.waits_for.get(lane) else {
+            return;
+        };
+        for &c in consumers {
+            if let Some(credit) = self.credit.get_mut(c) {
+                *credit = credit.saturating_sub(1);
+            }
+        }
     }
 
     /// Waits for consumer `c`'s room while taking in the inputs; marks it
@@ -474,6 +501,7 @@ impl Future for Router {
                 }
                 this.waiting_since = None;
                 this.in_flight = None;
+                this.spend(lane);
                 if let Some(l) = this.engine.lanes.get_mut(lane) {
                     let _ = l.take(stamp);
                 }

@@ -357,3 +357,67 @@ async fn from_conversion_and_a_dropped_receiver() {
     assert_eq!(gone.dropped_closed, 30);
     assert!(conserved(gone));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Replay (no clock): backpressure consumers of random capacities that
+    /// read at random paces (yielding after some samples) get every sample
+    /// of their inputs, in order, never more queued than their capacity,
+    /// and the driver never hangs waiting for room.
+    #[test]
+    fn replay_backpressure_consumers_lose_nothing(
+        inputs in prop::collection::vec((1i64..20, 0i64..10, 1usize..300), 1..4),
+        consumers in prop::collection::vec((1usize..40, 1usize..8, 1u8..8), 1..4),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut r = RouterBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(5) });
+            let mut ids = Vec::new();
+            for (k, &(period, phase, n)) in inputs.iter().enumerate() {
+                let samples = (0..n).map(move |i| Stamped::new(at(T0 + phase + i as i64 * period), (k, i as i64)));
+                let cfg = StreamConfig::lookahead(TimeDelta::from_nanos(period)).unwrap();
+                ids.push(r.input(&format!("in{k}"), futures::stream::iter(samples), cfg));
+            }
+            let mut tasks = Vec::new();
+            for (j, (cap, pace, mask)) in consumers.iter().enumerate() {
+                let policy = QueuePolicy::backpressure(*cap, TimeDelta::from_millis(1));
+                let mut c = r.consumer::<Stamped<(usize, i64)>>(&format!("c{j}"), policy);
+                for (k, id) in ids.iter().enumerate() {
+                    if mask & (1 << k) != 0 {
+                        c = c.route(*id, |s| s);
+                    }
+                }
+                let (mut c, pace) = (c.build(), *pace);
+                tasks.push(tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    while let Some(s) = c.next().await {
+                        seen.push(s.stamp);
+                        if seen.len() % pace == 0 {
+                            tokio::task::yield_now().await;
+                        }
+                    }
+                    (seen, c.status())
+                }));
+            }
+            let driver = tokio::spawn(r.build());
+            let status = tokio::time::timeout(Duration::from_secs(60), driver).await;
+            prop_assert!(status.is_ok(), "the driver hung waiting for room");
+            for (j, task) in tasks.into_iter().enumerate() {
+                let (seen, s) = task.await.unwrap();
+                let expected: usize = inputs.iter().enumerate()
+                    .filter(|(k, _)| consumers[j].2 & (1 << k) != 0)
+                    .map(|(_, i)| i.2)
+                    .sum();
+                prop_assert!(seen.is_sorted(), "consumer {j} out of order");
+                prop_assert_eq!(seen.len(), expected);
+                prop_assert_eq!(s.dropped(), 0);
+                prop_assert!(s.max_queued <= s.policy.capacity());
+            }
+            Ok(())
+        })?;
+    }
+}
