@@ -215,11 +215,17 @@ struct Outbox<E> {
     credit: usize,
 }
 
+/// A value alone on its cache lines (128 bytes: two lines, as adjacent-line
+/// prefetchers pair them), so the receiver's queue lock and the driver's
+/// outbox lock, on different cores, never invalidate each other.
+#[repr(align(128))]
+struct CacheLine<T>(T);
+
 /// The state a consumer shares between the aligner and its receiver.
 pub(super) struct Shared<E> {
-    queue: Mutex<Queue<E>>,
+    queue: CacheLine<Mutex<Queue<E>>>,
     /// Only the driver locks it (never contended).
-    outbox: Mutex<Outbox<E>>,
+    outbox: CacheLine<Mutex<Outbox<E>>>,
     /// The outbox is handed over when it holds this many.
     batch: usize,
     /// The receiver waits for a sample.
@@ -236,18 +242,18 @@ pub(super) struct Shared<E> {
 
 impl<E> Shared<E> {
     fn lock(&self) -> MutexGuard<'_, Queue<E>> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+        self.queue.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn out(&self) -> MutexGuard<'_, Outbox<E>> {
-        self.outbox.lock().unwrap_or_else(|e| e.into_inner())
+        self.outbox.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(super) fn new(name: &str, policy: QueuePolicy, reports: Arc<Reports>) -> Self {
         let capacity = policy.capacity();
         let batch = capacity.clamp(1, BATCH);
         Shared {
-            queue: Mutex::new(Queue {
+            queue: CacheLine(Mutex::new(Queue {
                 items: VecDeque::with_capacity(capacity.min(1 << 16)),
                 status: ConsumerStatus {
                     name: name.to_string(),
@@ -264,11 +270,11 @@ impl<E> Shared<E> {
                     stalls: 0,
                     closed: false,
                 },
-            }),
-            outbox: Mutex::new(Outbox {
+            })),
+            outbox: CacheLine(Mutex::new(Outbox {
                 items: Vec::with_capacity(batch),
                 credit: capacity,
-            }),
+            })),
             batch,
             items: AtomicWaker::new(),
             room: AtomicWaker::new(),

@@ -283,10 +283,18 @@ impl<O> Engine<O> {
                     if let Some(now) = now {
                         self.core.handle_timeout(now);
                     }
-                    // Live: the latency bound counts from the hand-over the
-                    // item carries (never later than now), else from now.
-                    let arrival = now.map(|now| handed.map_or(now, |h| h.min(now)));
-                    self.stash = Some((k, stamp, arrival));
+                    match now {
+                        // Live: the latency bound counts from the hand-over
+                        // the item carries (never later than now), else from
+                        // now. Stashed: releases made due by `now` go first.
+                        Some(now) => {
+                            let arrival = handed.map_or(now, |h| h.min(now));
+                            self.stash = Some((k, stamp, Some(arrival)));
+                        }
+                        // Replay: nothing became due since the core was
+                        // last asked for a release; push it now.
+                        None => self.push(k, stamp, None),
+                    }
                     return Poll::Ready(true);
                 }
                 Poll::Ready(None) => {

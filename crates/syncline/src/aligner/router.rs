@@ -508,6 +508,14 @@ impl Future for Router {
             }
             match this.engine.poll_release(cx) {
                 Poll::Ready(Some((lane, stamp))) => {
+                    if this.blocked(cx, lane).is_none() {
+                        // Room in every consumer that could wait: deliver.
+                        this.spend(lane);
+                        if let Some(l) = this.engine.lanes.get_mut(lane) {
+                            let _ = l.take(stamp);
+                        }
+                        continue;
+                    }
                     if let Some(l) = this.engine.lanes.get_mut(lane) {
                         l.stage();
                     }
