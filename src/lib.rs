@@ -21,3 +21,8 @@ pub fn shared_dir() -> PathBuf {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// `docs/order.md`'s code blocks, compiled and run as doctests.
+#[doc = include_str!("../docs/order.md")]
+#[cfg(doctest)]
+pub struct OrderGuideDoctests;
