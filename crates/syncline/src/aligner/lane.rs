@@ -12,24 +12,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use tokio::sync::mpsc;
 
 use syncline_core::{Stamped, Timestamp};
 
 use crate::source::Arrived;
-
-/// A boxed input stream: each sample with the arrival it carries, if any.
-pub(super) type Input<T> = Pin<Box<dyn Stream<Item = (Stamped<T>, Option<Timestamp>)> + Send>>;
-
-/// Boxes an input stream of [`AlignerItem`]s.
-pub(super) fn input<S>(stream: S) -> Input<<S::Item as AlignerItem>::Value>
-where
-    S: Stream + Send + 'static,
-    S::Item: AlignerItem,
-{
-    Box::pin(stream.map(AlignerItem::into_parts))
-}
 
 /// An item the aligner takes in: a [`Stamped<T>`], or an
 /// [`Arrived<Stamped<T>>`](Arrived) that carries the time its sample was
@@ -95,20 +83,21 @@ pub(super) trait Lane<O>: Send {
     fn undelivered(&self) -> u64;
 }
 
-/// A lane: its input, the pending value, the FIFO of queued values, and
-/// `D`, the way released samples go out.
-pub(super) struct QueueLane<T, D> {
-    input: Input<T>,
+/// A lane: its input `S` (polled directly, no boxed adapter between), the
+/// pending value, the FIFO of queued values, and `D`, the way released
+/// samples go out.
+pub(super) struct QueueLane<S, T, D> {
+    input: Pin<Box<S>>,
     pending: Option<T>,
     staged: Option<T>,
     queue: VecDeque<T>,
     out: D,
 }
 
-impl<T, D> QueueLane<T, D> {
-    pub(super) fn new(input: Input<T>, capacity: usize, out: D) -> Self {
+impl<S, T, D> QueueLane<S, T, D> {
+    pub(super) fn new(input: S, capacity: usize, out: D) -> Self {
         QueueLane {
-            input,
+            input: Box::pin(input),
             pending: None,
             staged: None,
             // Bounded preallocation; the core bounds the length.
@@ -132,10 +121,17 @@ pub(super) trait Deliver<T>: Send {
     fn undelivered(&self) -> u64;
 }
 
-impl<T: Send, D: Deliver<T>> Lane<D::Out> for QueueLane<T, D> {
+impl<S, T, D> Lane<D::Out> for QueueLane<S, T, D>
+where
+    S: Stream + Send,
+    S::Item: AlignerItem<Value = T>,
+    T: Send,
+    D: Deliver<T>,
+{
     fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Timestamp, Option<Timestamp>)>> {
-        self.input.poll_next_unpin(cx).map(|next| {
-            next.map(|(s, arrival)| {
+        self.input.as_mut().poll_next(cx).map(|next| {
+            next.map(|item| {
+                let (s, arrival) = item.into_parts();
                 let (stamp, value) = s.into_parts();
                 self.pending = Some(value);
                 (stamp, arrival)

@@ -215,7 +215,7 @@ impl<E: Send + 'static> AlignerBuilder<E> {
         F: Fn(Stamped<T>) -> E + Send + 'static,
     {
         self.parts.add(name, config, |capacity| {
-            Box::new(QueueLane::new(lane::input(input), capacity, Wrap(wrap)))
+            Box::new(QueueLane::new(input, capacity, Wrap(wrap)))
         })
     }
 
@@ -343,11 +343,7 @@ impl FanOutBuilder {
     {
         let (tx, rx) = mpsc::channel(channel_capacity.max(1));
         self.parts.add(name, config, |capacity| {
-            Box::new(QueueLane::new(
-                lane::input(input),
-                capacity,
-                Channel::new(tx),
-            ))
+            Box::new(QueueLane::new(input, capacity, Channel::new(tx)))
         });
         rx
     }

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::consumer::{Consumer, ConsumerCtl, DropReport, QueuePolicy, Reports, Shared};
 use super::engine::Engine;
-use super::lane::{self, AlignerItem, Input, Lane, QueueLane, Route, Routes};
+use super::lane::{AlignerItem, Lane, QueueLane, Route, Routes};
 use super::{AlignedStatus, AlignerConfig, AlignerControl, Parts, StreamConfig, StreamId};
 use crate::clock::{Clock, ClockTimer};
 
@@ -42,18 +42,18 @@ impl<T> InputId<T> {
     }
 }
 
-/// An input whose lane is built when the router is (its routes are added
-/// by the consumers declared in between).
+/// The routes of an input, added by the consumers declared before the
+/// router is built (found by the input's value type).
 struct PendingInput<T> {
-    input: Input<T>,
     routes: Vec<Route<T>>,
 }
 
 /// A type-erased [`PendingInput`].
 type AnyInput = Box<dyn Any + Send>;
 
-/// Builds a lane from a [`PendingInput`] of the type it was made with.
-type BuildLane = fn(AnyInput, usize) -> Option<Box<dyn Lane<()>>>;
+/// Builds an input's lane from its [`PendingInput`] and its capacity (the
+/// input stream is captured, so the lane polls it with no boxed adapter).
+type BuildLane = Box<dyn FnOnce(AnyInput, usize) -> Option<Box<dyn Lane<()>>> + Send>;
 
 /// Gives a consumer the inputs' names once they are all known.
 type NameInputs = Box<dyn FnOnce(&[Arc<str>]) + Send>;
@@ -64,15 +64,6 @@ struct Pending {
     build: BuildLane,
     /// Consumers with a backpressure policy fed by this input.
     waits_for: Vec<usize>,
-}
-
-fn build_lane<T: Clone + Send + 'static>(
-    input: AnyInput,
-    capacity: usize,
-) -> Option<Box<dyn Lane<()>>> {
-    let p = input.downcast::<PendingInput<T>>().ok()?;
-    let routes = Routes { routes: p.routes };
-    Some(Box::new(QueueLane::new(p.input, capacity, routes)))
 }
 
 /// Builds a [`Router`]: register the inputs ([`input`](Self::input)), then
@@ -182,12 +173,14 @@ impl RouterBuilder {
         self.names.push(Arc::from(name));
         let index = self.pending.len();
         self.pending.push(Pending {
-            input: Box::new(PendingInput::<T> {
-                input: lane::input(input),
-                routes: Vec::new(),
-            }),
+            input: Box::new(PendingInput::<T> { routes: Vec::new() }),
             capacity: config.capacity_for(self.parts.core.timeout()),
-            build: build_lane::<T>,
+            build: Box::new(move |pending: AnyInput, capacity| {
+                let p = pending.downcast::<PendingInput<T>>().ok()?;
+                let routes = Routes { routes: p.routes };
+                let lane: Box<dyn Lane<()>> = Box::new(QueueLane::new(input, capacity, routes));
+                Some(lane)
+            }),
             waits_for: Vec::new(),
         });
         InputId {
