@@ -29,7 +29,8 @@ pub enum QueuePolicy {
     /// aligner waits for room (still taking in every input), for at most
     /// `deadline` (measured on the aligner's clock; without a clock it
     /// waits for ever). The receiver wakes it when the queue is down to
-    /// half (one wake per half queue, not per sample); live, every input
+    /// half (one wake per half queue, not per sample), and any receiver of
+    /// the router does when it waits for a sample; live, every input
     /// arrival and the deadline also make it look for room. Past the
     /// deadline the consumer is marked **stalled**: its samples that find
     /// the queue full are dropped (`stalled`) without waiting, until it
@@ -230,8 +231,9 @@ pub(super) struct Shared<E> {
     batch: usize,
     /// The receiver waits for a sample.
     items: AtomicWaker,
-    /// The aligner waits for room (backpressure).
-    room: AtomicWaker,
+    /// The aligner waits for room (backpressure); one waker for all the
+    /// router's consumers, so any receiver can wake it.
+    room: Arc<AtomicWaker>,
     /// The aligner finished: the receiver ends once the queue is empty.
     finished: AtomicBool,
     /// Input names by input index (set when the router is built).
@@ -249,7 +251,14 @@ impl<E> Shared<E> {
         self.outbox.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn new(name: &str, policy: QueuePolicy, reports: Arc<Reports>) -> Self {
+    /// A consumer of the router whose drop reports go to `reports` and
+    /// whose receiver wakes the router's driver through `room`.
+    pub(super) fn new(
+        name: &str,
+        policy: QueuePolicy,
+        reports: Arc<Reports>,
+        room: Arc<AtomicWaker>,
+    ) -> Self {
         let capacity = policy.capacity();
         let batch = capacity.clamp(1, BATCH);
         Shared {
@@ -277,7 +286,7 @@ impl<E> Shared<E> {
             })),
             batch,
             items: AtomicWaker::new(),
-            room: AtomicWaker::new(),
+            room,
             finished: AtomicBool::new(false),
             stream_names: std::sync::OnceLock::new(),
             name: Arc::from(name),
@@ -455,6 +464,10 @@ impl<E> Shared<E> {
             // Everything handed over before `finish` is in the queue.
             return Poll::Ready(self.take());
         }
+        // This receiver waits for a sample: if the aligner waits for room
+        // in another consumer's queue that is not yet down to half (a task
+        // reading several consumers in turn), it gets to push what fits.
+        self.room.wake();
         Poll::Pending
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use futures::task::AtomicWaker;
 use syncline_core::{Stamped, Timestamp};
 use tokio::sync::{mpsc, watch};
 
@@ -119,6 +120,8 @@ pub struct RouterBuilder {
     named: Vec<NameInputs>,
     reports: Arc<Reports>,
     reports_rx: Option<mpsc::Receiver<DropReport>>,
+    /// The driver's waker while it waits for room, shared by all consumers.
+    room: Arc<AtomicWaker>,
 }
 
 impl std::fmt::Debug for RouterBuilder {
@@ -143,6 +146,7 @@ impl RouterBuilder {
             named: Vec::new(),
             reports,
             reports_rx: Some(rx),
+            room: Arc::new(AtomicWaker::new()),
         }
     }
 
@@ -198,7 +202,12 @@ impl RouterBuilder {
         name: &str,
         policy: QueuePolicy,
     ) -> ConsumerBuilder<'_, E> {
-        let shared = Arc::new(Shared::new(name, policy, self.reports.clone()));
+        let shared = Arc::new(Shared::new(
+            name,
+            policy,
+            self.reports.clone(),
+            self.room.clone(),
+        ));
         let index = self.consumers.len();
         self.consumers.push(shared.clone());
         let named = shared.clone();
@@ -319,6 +328,7 @@ fn unreachable_consumer<E>() -> Consumer<E> {
         "?",
         QueuePolicy::keep_newest(1),
         reports,
+        Arc::new(AtomicWaker::new()),
     )))
 }
 

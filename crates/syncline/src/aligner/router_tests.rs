@@ -421,3 +421,53 @@ proptest! {
         })?;
     }
 }
+
+/// Replay (no clock): one task reads two backpressure consumers in turn,
+/// one sample of each, while the first one's queue stays above half. The
+/// second one's receiver, waiting for a sample, wakes the router, which
+/// pushes what fits, so the task never waits on a router that waits for it.
+#[tokio::test(start_paused = true)]
+async fn one_task_reads_two_backpressure_consumers_in_turn() {
+    let mut r = RouterBuilder::new(AlignerConfig {
+        timeout: TimeDelta::from_millis(5),
+    });
+    let n = 200usize;
+    let input = |phase: i64, k: usize| {
+        futures::stream::iter(
+            (0..n).map(move |i| Stamped::new(at(T0 + phase + i as i64 * 10), (k, i as i64))),
+        )
+    };
+    let cfg = || StreamConfig::lookahead(TimeDelta::from_nanos(10)).unwrap();
+    // `a` runs six samples ahead of `b`: `a`'s queue of 8 holds 6-8 samples
+    // while the task reads both in turn, above its half.
+    let a = r.input("a", input(0, 0), cfg());
+    let b = r.input("b", input(65, 1), cfg());
+    let policy = QueuePolicy::backpressure(8, TimeDelta::from_millis(1));
+    let mut ca = r
+        .consumer::<Stamped<(usize, i64)>>("a", policy)
+        .route(a, |s| s)
+        .build();
+    let mut cb = r
+        .consumer::<Stamped<(usize, i64)>>("b", policy)
+        .route(b, |s| s)
+        .build();
+    let driver = tokio::spawn(r.build());
+    let reader = tokio::spawn(async move {
+        let (mut na, mut nb) = (0, 0);
+        loop {
+            let x = ca.next().await;
+            let y = cb.next().await;
+            na += usize::from(x.is_some());
+            nb += usize::from(y.is_some());
+            if x.is_none() && y.is_none() {
+                return (na, nb);
+            }
+        }
+    });
+    let read = tokio::time::timeout(Duration::from_secs(60), reader).await;
+    let (na, nb) = read
+        .expect("the reader and the router waited for each other")
+        .unwrap();
+    assert_eq!((na, nb), (n, n));
+    driver.await.unwrap();
+}
