@@ -670,6 +670,7 @@ impl Estimator {
         self.learned_period.or(self.expected)
     }
 
+    #[inline(always)]
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
         if self.drain_watch.is_some()
             && let Some(e) = self.watch_drain(q, index)
