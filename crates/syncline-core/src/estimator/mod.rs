@@ -670,6 +670,8 @@ impl Estimator {
         self.learned_period.or(self.expected)
     }
 
+    /// One arrival through the stages (see the module documentation):
+    /// the checks of the arrival itself, then [`Self::number_and_estimate`].
     #[inline(always)]
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
         if self.drain_watch.is_some()
@@ -677,6 +679,27 @@ impl Estimator {
         {
             return e;
         }
+        let since_last = self.arrival_checks(q, index)?;
+        if let Some(e) = self.duplicate(q, index) {
+            return Ok(e);
+        }
+        self.check_first_gaps(since_last);
+        self.age_announcements();
+        self.number_and_estimate(q, index, since_last)
+    }
+
+    /// The arrival `q` against the one before it: returns the time since
+    /// it (none for the first arrival or after a step back of the host
+    /// clock). An arrival before the previous one is rejected (see
+    /// [`Self::update`]) unless it is the `Tuning::back_run`-th in a row;
+    /// that step back, or a gap longer than the window, restarts the fits
+    /// ([`Self::restart`]).
+    #[inline(always)]
+    fn arrival_checks(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+    ) -> Result<Option<i64>, EstimatorError> {
         // The time since the previous arrival (none after a step back).
         let mut since_last = self.last_arrival.map(|last| q.saturating_sub(last));
         if let (Some(last), Some(gap)) = (self.last_arrival, since_last) {
@@ -718,25 +741,19 @@ impl Estimator {
             }
         }
         self.back_run = 0;
-        if let Some(e) = self.duplicate(q, index) {
-            return Ok(e);
-        }
+        Ok(since_last)
+    }
+
+    /// Records the first arrival gaps while a period is expected (see
+    /// [`Self::check_expected`]).
+    #[inline(always)]
+    fn check_first_gaps(&mut self, since_last: Option<i64>) {
         if self.first_gap_count < FIRST_GAPS
             && self.expected.is_some()
             && let Some(gap) = since_last
         {
             self.check_expected(gap);
         }
-        if self.announced > 0 {
-            self.announce_age += 1;
-            if self.announce_age > self.cfg.tuning.announce_timeout {
-                self.st.losses_rejected += self.announced;
-                self.evidence.ann_false += self.announced as f64;
-                self.announced = 0;
-                self.cap_announcements();
-            }
-        }
-        self.number_and_estimate(q, index, since_last)
     }
 
     /// The part of [`Self::update_inner`] from the pending sample's verdict
