@@ -756,8 +756,8 @@ impl Estimator {
         }
     }
 
-    /// The part of [`Self::update_inner`] from the pending sample's verdict
-    /// on (where a replay after a drain starts, see [`Self::watch_drain`]).
+    /// The stages for the arrival `q`, from the pending sample's verdict on
+    /// (where a replay after a drain starts, see [`Self::watch_drain`]).
     #[inline(always)]
     fn number_and_estimate(
         &mut self,
@@ -765,14 +765,43 @@ impl Estimator {
         index: Option<u64>,
         since_last: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
-        // A packet: a sample right behind the pending one (within
-        // `Tuning::queued` of a period), which is late on the floor by more
-        // than `Tuning::held_late` of a period, was held with it (a packet
-        // leaves when its last sample is ready; a backlog drains behind a
-        // stalled sample). The pending one waited and says nothing of the
-        // line; this one takes over as the burst's free point, and the
-        // burst's last sample, the least delayed, is the one left free.
-        let held = match (since_last, self.period_f(), self.fit.floor()) {
+        let held = self.packet_held(since_last);
+        // Stage 1, numbering (confirmation), then stages 2 and 3 for the
+        // pending sample.
+        self.confirm_pending(q, index, since_last);
+        let period = self.period_f();
+        let (queued, late_behind) = self.queued_behind(q, since_last, period);
+        // Stage 1, numbering (on arrival).
+        let (n, lost, alt) = self.number_arrival(q, index, since_last, period, queued);
+        let queued = (queued && !held)
+            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
+            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
+        // Stage 4: the arrival clock's tick.
+        if let Some(gap) = since_last {
+            self.note_gap(gap, period);
+        }
+        // Stages 2 and 5: the estimate on the clock line (or the pulses'
+        // line); the output stage (6) follows in `update`.
+        let stamp = self.estimate_at(n, q, period);
+        self.hold_pending(n, q, queued, alt);
+        Ok(Estimate {
+            stamp,
+            sample: n,
+            lost_before: lost,
+            revised: 0,
+        })
+    }
+
+    /// A packet: a sample right behind the pending one (within
+    /// `Tuning::queued` of a period), which is late on the floor by more
+    /// than `Tuning::held_late` of a period, was held with it (a packet
+    /// leaves when its last sample is ready; a backlog drains behind a
+    /// stalled sample). The pending one waited and says nothing of the
+    /// line; this one takes over as the burst's free point, and the
+    /// burst's last sample, the least delayed, is the one left free.
+    #[inline(always)]
+    fn packet_held(&mut self, since_last: Option<i64>) -> bool {
+        match (since_last, self.period_f(), self.fit.floor()) {
             (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
                 let beyond = (self.cfg.tuning.held_late * p).max(self.fit.jitter_reach());
                 self.pending.as_mut().is_some_and(|pd| {
@@ -785,10 +814,16 @@ impl Estimator {
                 })
             }
             _ => false,
-        };
-        // Stage 1, numbering (confirmation): this arrival confirms or
-        // revises the pending sample's number, which then enters the clock
-        // line (stage 2) and the change detector (stage 3).
+        }
+    }
+
+    /// Stage 1, numbering (confirmation): the arrival `q` confirms or
+    /// revises the pending sample's number ([`Self::resolve_and_commit`]),
+    /// which then enters the clock line (stage 2) and the change detector
+    /// (stage 3); a loss verdict under watch meets the arrival
+    /// ([`Self::watch_loss`]).
+    #[inline(always)]
+    fn confirm_pending(&mut self, q: i64, index: Option<u64>, since_last: Option<i64>) {
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
             if self.step_run.len >= self.cfg.tuning.renumber_run {
@@ -798,11 +833,21 @@ impl Estimator {
         if self.loss_watch.is_some() {
             self.watch_loss(q, index, since_last);
         }
-        let period = self.period_f();
-        // A sample queued right behind its predecessor (a burst after a
-        // stall) is never the first after a loss: it was already waiting.
-        // Its delay says nothing of the line (left out of the fits' levels
-        // and of the change runs).
+    }
+
+    /// Whether the arrival `q` was queued right behind its predecessor,
+    /// and whether it came within half a period of it and late
+    /// ([`Self::late_behind`]). A sample queued so (a burst after a stall)
+    /// is never the first after a loss: it was already waiting. Its delay
+    /// says nothing of the line (left out of the fits' levels and of the
+    /// change runs).
+    #[inline(always)]
+    fn queued_behind(
+        &mut self,
+        q: i64,
+        since_last: Option<i64>,
+        period: Option<f64>,
+    ) -> (bool, bool) {
         let (queued, late_behind) = match (since_last, period) {
             (Some(gap), Some(p)) => {
                 let gap = gap as f64;
@@ -815,14 +860,28 @@ impl Estimator {
             _ => (false, false),
         };
         self.draining &= queued;
+        (queued, late_behind)
+    }
+
+    /// Stage 1, numbering (on arrival): the number of the arriving sample
+    /// `q` and the samples lost before it ([`Self::infer_number`]), from
+    /// its residual on the floor if numbered next; the link a backlog
+    /// drains at is followed ([`Self::track_link`]).
+    #[inline(always)]
+    fn number_arrival(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+        since_last: Option<i64>,
+        period: Option<f64>,
+        queued: bool,
+    ) -> (i64, u64, Option<Ambiguous>) {
         // In a replay after a drain watch, the watch's count of a gap of
         // several link intervals (the tracker needs a few gaps first).
         let link_losses = match self.replay_step.take() {
             Some(k) if k >= 2 => Some(i64::from(k) - 1),
             _ => since_last.and_then(|gap| self.link_losses(gap as f64)),
         };
-        // Stage 1, numbering (on arrival): the residual on the floor if
-        // numbered next, and the number.
         let r0 = self
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
@@ -830,19 +889,16 @@ impl Estimator {
         if let (Some(gap), Some(p)) = (since_last, period) {
             self.track_link(n, q, r0, gap as f64, p);
         }
-        let queued = (queued && !held)
-            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
-            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         if index.is_some() {
             self.counter.last_n = Some(n);
         }
-        // Stage 4: the arrival clock's tick.
-        if let Some(gap) = since_last {
-            self.note_gap(gap, period);
-        }
-        // Stages 2 and 5: the estimate on the clock line (or the pulses'
-        // line); the output stage (6) follows in `update`.
-        let stamp = self.estimate_at(n, q, period);
+        (n, lost, alt)
+    }
+
+    /// The arriving sample `n` (arrival `q`) becomes the pending one, whose
+    /// number the next arrival confirms or revises.
+    #[inline(always)]
+    fn hold_pending(&mut self, n: i64, q: i64, queued: bool, alt: Option<Ambiguous>) {
         if let Some(w) = self.drain_watch.as_mut() {
             w.numbers[w.len - 1] = n;
         }
@@ -855,12 +911,6 @@ impl Estimator {
         self.last_arrival = Some(q);
         self.last_n = Some(n);
         self.st.samples += 1;
-        Ok(Estimate {
-            stamp,
-            sample: n,
-            lost_before: lost,
-            revised: 0,
-        })
     }
 
     /// After `Tuning::renumber_run` steps in a row that share a divisor `g ≥ 2`
