@@ -13,23 +13,14 @@
 //! A periodic sensor acquires sample `n` at `t0 + n·P` on its own clock;
 //! the host sees it arrive at that time plus a delay that is at least the
 //! minimum latency and otherwise only ever positive (one-sided: the
-//! transport, a driver's queue, a stall). [`Estimator::update`] runs the
-//! stages below in that order for every arrival; each owns its state and
-//! each decision has one place.
+//! transport, a driver's queue, a stall). Each stage owns its state:
 //!
-//! 1. **Numbering** (`Estimator::infer_number` in this file, `loss.rs`,
-//!    `counter.rs`): which sample number the arrival is. The device
-//!    counter decides when there is one (its state: `counter::Counter`);
-//!    else an announced loss ([`Estimator::update_loss`]); else inference
-//!    from the arrival against the clock line: a sample late by whole
-//!    periods is either the first after lost samples or a delayed one.
-//!    **A loss is decided in one place**: on arrival by the odds in
-//!    `Estimator::infer_number` (the evidence of earlier resolved gaps,
-//!    `loss::LossEvidence`, against the loss threshold), then confirmed or
-//!    revised by the next arrival in `Estimator::resolve_and_commit` and
-//!    `Estimator::next_verdict` (`loss.rs`). Two watches let later arrivals
-//!    overturn a verdict when a backlog drains behind it
-//!    (`Estimator::watch_loss`, `Estimator::watch_drain`).
+//! 1. **Numbering** (this file, `loss.rs`, `counter.rs`): which sample
+//!    number the arrival is. The device counter decides when there is one
+//!    (`counter::Counter`); else an announced loss
+//!    ([`Estimator::update_loss`]); else inference from the arrival
+//!    against the clock line: a sample late by whole periods is either
+//!    the first after lost samples or a delayed one.
 //! 2. **The clock line** (`fit.rs`): period and offset fitted on the
 //!    numbered arrivals for the one-sided delay law: the lower convex hull
 //!    (the one-way LP line, exact for one-sided delays, stalls and
@@ -38,22 +29,59 @@
 //!    line. Before the fit matures, the young line: a running minimum at
 //!    the expected period (`Estimator::young_line`). A rate that wanders
 //!    (no line fits) is followed by a local tracker (`wander.rs`).
-//! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
-//!    of residuals far above or below the line signal a period step or a
-//!    clock step, and the history is cut; a run falling steadily from its
-//!    peak is a draining backlog, not a change. Stalls and the bursts after
-//!    them are queued samples, kept out of the line's level
-//!    (`Estimator::number_and_estimate`).
+//! 3. **Changes** (`changes.rs`): runs of residuals far above or below the
+//!    line signal a period step or a clock step, and the history is cut; a
+//!    run falling steadily from its peak is a draining backlog, not a
+//!    change. Stalls and the bursts after them are queued samples, kept
+//!    out of the line's level.
 //! 4. **Quantised arrival clocks** (`quant.rs`): the gcd of the arrival
-//!    gaps, or a host timer tick the stamps gather on
-//!    (`Estimator::note_gap`, `Estimator::soft_tick`); the line is then the
-//!    maximum-likelihood one for delays read on that grid.
+//!    gaps, or a host timer tick the stamps gather on; the line is then
+//!    the maximum-likelihood one for delays read on that grid.
 //! 5. **Reference pulses** (`reference.rs`): hardware pulses stamped at
 //!    acquisition are numbered against the samples and, while recent, give
 //!    the estimates' line and the latency.
 //! 6. **Output** (`output.rs`): the estimate is the sample's place on the
 //!    line, less the latency; by default it is held 1 ns after the one
 //!    before it if the model would put it earlier, and counted.
+//!
+//! # One update, in code
+//!
+//! [`Estimator::update`] (and [`Estimator::update_with_index`]) is a
+//! short sequence of calls, each a method named for its step:
+//!
+//! - `update_inner`: the arrival's own checks. `arrival_checks` (a
+//!   backwards arrival is rejected; a step back of the host clock or a gap
+//!   longer than the window restarts the fits, `restart`), `duplicate`
+//!   (a repeated device counter, `counter.rs`), `check_first_gaps` (a
+//!   configured period the first gaps contradict, `check_expected`),
+//!   `age_announcements` (announced losses no gap showed, `loss.rs`).
+//! - `number_and_estimate`, the stages proper (a replay after a drain
+//!   watch starts here too):
+//!   `packet_held` (the sample before this one waited for it in a
+//!   packet); `confirm_pending` (stage 1, confirmation: this arrival
+//!   settles the pending sample's number, `resolve_and_commit`, which
+//!   then enters stages 2 and 3 in `commit`); `queued_behind` (a burst
+//!   after a stall); `number_arrival` (stage 1, on arrival:
+//!   `infer_number`, `track_link`); `note_gap` (stage 4); `estimate_at`
+//!   (stages 2 and 5: the line, or the pulses' line, at the number);
+//!   `hold_pending` (the sample waits for the next arrival to confirm
+//!   its number).
+//! - `output` (stage 6).
+//!
+//! # Where a loss is decided
+//!
+//! A gap's samples are taken for lost or for a delay in
+//! `Estimator::infer_number`, on arrival, in this order: the device
+//! counter's step; announced losses that fit the gap; a backlog draining
+//! at a link's interval (`link_losses`); else the odds of a loss against
+//! a delay (the evidence of earlier resolved gaps, `loss::LossEvidence`,
+//! and the jitter the fit has seen) against the loss threshold. An
+//! ambiguous verdict is settled by the next arrival in
+//! `Estimator::resolve_and_commit` (`Estimator::next_verdict`, `loss.rs`);
+//! two watches let later arrivals overturn it when a backlog drains
+//! behind it (`Estimator::watch_loss`, `Estimator::watch_drain`). A
+//! revised number is counted in `revisions` and told in
+//! [`Estimate::revised`].
 //!
 //! Every tuning value (thresholds, run lengths, priors) is a field of
 //! [`Tuning`], with why it has its value. A latency every sample shares
