@@ -356,6 +356,11 @@ pub struct Estimator {
     /// Stage 5: the reference pulses (see `reference.rs`).
     pulses: Pulses,
     pending: Option<Pending>,
+    /// The two readings of the arriving sample's gap, if ambiguous: set by
+    /// [`Self::infer_number`], kept with the sample by
+    /// [`Self::hold_pending`] (a field, not a returned value: the steady
+    /// path's `None` is written long before it is read).
+    arrival_alt: Option<Ambiguous>,
     last_arrival: Option<i64>,
     /// Rejected backwards arrivals in a row, and the latest of them.
     back_run: u32,
@@ -488,6 +493,7 @@ impl Estimator {
             fit,
             pulses,
             pending: None,
+            arrival_alt: None,
             last_arrival: None,
             back_run: 0,
             back_last: 0,
@@ -800,7 +806,7 @@ impl Estimator {
         let period = self.period_f();
         let (queued, late_behind) = self.queued_behind(q, since_last, period);
         // Stage 1, numbering (on arrival).
-        let (n, lost, alt) = self.number_arrival(q, index, since_last, period, queued);
+        let (n, lost) = self.number_arrival(q, index, since_last, period, queued);
         let queued = (queued && !held)
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
             || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
@@ -811,7 +817,7 @@ impl Estimator {
         // Stages 2 and 5: the estimate on the clock line (or the pulses'
         // line); the output stage (6) follows in `update`.
         let stamp = self.estimate_at(n, q, period);
-        self.hold_pending(n, q, queued, alt);
+        self.hold_pending(n, q, queued);
         Ok(Estimate {
             stamp,
             sample: n,
@@ -903,7 +909,7 @@ impl Estimator {
         since_last: Option<i64>,
         period: Option<f64>,
         queued: bool,
-    ) -> (i64, u64, Option<Ambiguous>) {
+    ) -> (i64, u64) {
         // In a replay after a drain watch, the watch's count of a gap of
         // several link intervals (the tracker needs a few gaps first).
         let link_losses = match self.replay_step.take() {
@@ -913,27 +919,27 @@ impl Estimator {
         let r0 = self
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
-        let (n, lost, alt) = self.infer_number(q, index, period, r0, queued, link_losses);
+        let (n, lost) = self.infer_number(q, index, period, r0, queued, link_losses);
         if let (Some(gap), Some(p)) = (since_last, period) {
             self.track_link(n, q, r0, gap as f64, p);
         }
         if index.is_some() {
             self.counter.last_n = Some(n);
         }
-        (n, lost, alt)
+        (n, lost)
     }
 
     /// The arriving sample `n` (arrival `q`) becomes the pending one, whose
     /// number the next arrival confirms or revises.
     #[inline(always)]
-    fn hold_pending(&mut self, n: i64, q: i64, queued: bool, alt: Option<Ambiguous>) {
+    fn hold_pending(&mut self, n: i64, q: i64, queued: bool) {
         if let Some(w) = self.drain_watch.as_mut() {
             w.numbers[w.len - 1] = n;
         }
         self.pending = Some(Pending {
             sample: n,
             point: Point { n, q, queued },
-            alt,
+            alt: self.arrival_alt,
             drained: self.draining,
         });
         self.last_arrival = Some(q);
@@ -1271,11 +1277,11 @@ impl Estimator {
         r0: Option<f64>,
         queued: bool,
         link_losses: Option<i64>,
-    ) -> (i64, u64, Option<Ambiguous>) {
+    ) -> (i64, u64) {
         let had_index = self.counter.last.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
         let Some(prev) = self.last_n else {
-            return (self.next_start, 0, None);
+            return self.numbered(self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
         let (m_max, r_m) = match (r0, period) {
@@ -1311,14 +1317,14 @@ impl Estimator {
                 let wraps = (m_max - m >= 2)
                     .then(|| self.counter_wraps(n, m_max - m, index))
                     .flatten();
-                return (n, m as u64, wraps);
+                return self.numbered(n, m as u64, wraps);
             }
             self.st.index_anomalies += 1;
         } else if index.is_some() && had_index {
             self.st.index_anomalies += 1;
         }
         if m_max == 0 {
-            return (base, 0, None);
+            return self.numbered(base, 0, None);
         }
         let p = period.unwrap_or(1.0);
         if self.announced > 0 {
@@ -1326,7 +1332,7 @@ impl Estimator {
             let r = r_m + (m_max - m as i64) as f64 * p;
             if self.announcement_fits(r, r + m as f64 * p, p) {
                 self.use_announcements(m);
-                return (base.saturating_add(m as i64), m, None);
+                return self.numbered(base.saturating_add(m as i64), m, None);
             }
         }
         // Inside a backlog drained at a link's interval, a gap of k
@@ -1344,16 +1350,17 @@ impl Estimator {
                 self.cap_evidence();
             }
             self.draining = true;
-            return (base.saturating_add(m), m as u64, None);
+            return self.numbered(base.saturating_add(m), m as u64, None);
         }
         if queued {
-            return (base, 0, None);
+            return self.numbered(base, 0, None);
         }
         if !self.fit.stats_valid() {
-            return self.infer_early(q, base, queued);
+            let (n, lost, alt) = self.infer_early(q, base, queued);
+            return self.numbered(n, lost, alt);
         }
         if self.cfg.loss_threshold == u32::MAX {
-            return (base, 0, None);
+            return self.numbered(base, 0, None);
         }
         let g = self.on_time_density(r_m, p);
         let h = 1.0 / (self.cfg.tuning.stall_spread * p);
@@ -1373,10 +1380,18 @@ impl Estimator {
             wraps: false,
         });
         if loss {
-            (base.saturating_add(m_max), m_max as u64, alt)
+            self.numbered(base.saturating_add(m_max), m_max as u64, alt)
         } else {
-            (base, 0, alt)
+            self.numbered(base, 0, alt)
         }
+    }
+
+    /// The arriving sample's number `n`, the `lost` samples before it and
+    /// the readings of an ambiguous gap (`alt`, kept in `arrival_alt`).
+    #[inline(always)]
+    fn numbered(&mut self, n: i64, lost: u64, alt: Option<Ambiguous>) -> (i64, u64) {
+        self.arrival_alt = alt;
+        (n, lost)
     }
 
     /// How far below the floor (ns) a sample may arrive and still be taken
