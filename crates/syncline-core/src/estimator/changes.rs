@@ -131,13 +131,12 @@ impl Changes {
         // After a pause the device's clock may have moved by less than the
         // jitter: the odds of each run without a change are then e^−8, not
         // e^−24, over the few samples watched.
-        let shorten = if self.pause_watch > 0 {
-            t.pause_run_divisor
-        } else {
-            1
+        // (No division on the steady path: only a pause watch shortens.)
+        let needed = |i: usize| match self.pause_watch {
+            0 => t.above_levels[i].1,
+            _ => t.above_levels[i].1 / t.pause_run_divisor,
         };
-        let reached =
-            |i: usize| self.above_runs[i] >= t.above_levels[i].1 / shorten && !draining(i);
+        let reached = |i: usize| self.above_runs[i] >= needed(i) && !draining(i);
         let above = reached(0) || ((reached(1) || reached(2)) && exponential);
         above || self.below_run >= t.below_run
     }

@@ -573,6 +573,7 @@ impl LineFit {
     /// the history in ns (older points are dropped at the next rebuild).
     /// Returns false (and ignores the point) if it does not fit the
     /// coordinate range or is not after the last point.
+    #[inline(always)]
     pub fn push(&mut self, p: Point, max_span: i64) -> bool {
         if let Some(last) = self.pts.back()
             && p.n <= last.n

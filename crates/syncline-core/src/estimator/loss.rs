@@ -140,6 +140,23 @@ impl Estimator {
         self.evidence.cap(self.cfg.tuning.evidence_cap);
     }
 
+    /// Announced losses that no gap showed within
+    /// `Tuning::announce_timeout` updates are rejected (counted in
+    /// `losses_rejected`, and as evidence against the driver's
+    /// announcements).
+    #[inline(always)]
+    pub(super) fn age_announcements(&mut self) {
+        if self.announced > 0 {
+            self.announce_age += 1;
+            if self.announce_age > self.cfg.tuning.announce_timeout {
+                self.st.losses_rejected += self.announced;
+                self.evidence.ann_false += self.announced as f64;
+                self.announced = 0;
+                self.cap_announcements();
+            }
+        }
+    }
+
     pub(super) fn cap_announcements(&mut self) {
         self.evidence
             .cap_announcements(self.cfg.tuning.evidence_cap);

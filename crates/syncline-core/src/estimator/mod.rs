@@ -13,23 +13,14 @@
 //! A periodic sensor acquires sample `n` at `t0 + n·P` on its own clock;
 //! the host sees it arrive at that time plus a delay that is at least the
 //! minimum latency and otherwise only ever positive (one-sided: the
-//! transport, a driver's queue, a stall). [`Estimator::update`] runs the
-//! stages below in that order for every arrival; each owns its state and
-//! each decision has one place.
+//! transport, a driver's queue, a stall). Each stage owns its state:
 //!
-//! 1. **Numbering** (`Estimator::infer_number` in this file, `loss.rs`,
-//!    `counter.rs`): which sample number the arrival is. The device
-//!    counter decides when there is one (its state: `counter::Counter`);
-//!    else an announced loss ([`Estimator::update_loss`]); else inference
-//!    from the arrival against the clock line: a sample late by whole
-//!    periods is either the first after lost samples or a delayed one.
-//!    **A loss is decided in one place**: on arrival by the odds in
-//!    `Estimator::infer_number` (the evidence of earlier resolved gaps,
-//!    `loss::LossEvidence`, against the loss threshold), then confirmed or
-//!    revised by the next arrival in `Estimator::resolve_and_commit` and
-//!    `Estimator::next_verdict` (`loss.rs`). Two watches let later arrivals
-//!    overturn a verdict when a backlog drains behind it
-//!    (`Estimator::watch_loss`, `Estimator::watch_drain`).
+//! 1. **Numbering** (this file, `loss.rs`, `counter.rs`): which sample
+//!    number the arrival is. The device counter decides when there is one
+//!    (`counter::Counter`); else an announced loss
+//!    ([`Estimator::update_loss`]); else inference from the arrival
+//!    against the clock line: a sample late by whole periods is either
+//!    the first after lost samples or a delayed one.
 //! 2. **The clock line** (`fit.rs`): period and offset fitted on the
 //!    numbered arrivals for the one-sided delay law: the lower convex hull
 //!    (the one-way LP line, exact for one-sided delays, stalls and
@@ -38,22 +29,59 @@
 //!    line. Before the fit matures, the young line: a running minimum at
 //!    the expected period (`Estimator::young_line`). A rate that wanders
 //!    (no line fits) is followed by a local tracker (`wander.rs`).
-//! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
-//!    of residuals far above or below the line signal a period step or a
-//!    clock step, and the history is cut; a run falling steadily from its
-//!    peak is a draining backlog, not a change. Stalls and the bursts after
-//!    them are queued samples, kept out of the line's level
-//!    (`Estimator::number_and_estimate`).
+//! 3. **Changes** (`changes.rs`): runs of residuals far above or below the
+//!    line signal a period step or a clock step, and the history is cut; a
+//!    run falling steadily from its peak is a draining backlog, not a
+//!    change. Stalls and the bursts after them are queued samples, kept
+//!    out of the line's level.
 //! 4. **Quantised arrival clocks** (`quant.rs`): the gcd of the arrival
-//!    gaps, or a host timer tick the stamps gather on
-//!    (`Estimator::note_gap`, `Estimator::soft_tick`); the line is then the
-//!    maximum-likelihood one for delays read on that grid.
+//!    gaps, or a host timer tick the stamps gather on; the line is then
+//!    the maximum-likelihood one for delays read on that grid.
 //! 5. **Reference pulses** (`reference.rs`): hardware pulses stamped at
 //!    acquisition are numbered against the samples and, while recent, give
 //!    the estimates' line and the latency.
 //! 6. **Output** (`output.rs`): the estimate is the sample's place on the
 //!    line, less the latency; by default it is held 1 ns after the one
 //!    before it if the model would put it earlier, and counted.
+//!
+//! # One update, in code
+//!
+//! [`Estimator::update`] (and [`Estimator::update_with_index`]) is a
+//! short sequence of calls, each a method named for its step:
+//!
+//! - `update_inner`: the arrival's own checks. `arrival_checks` (a
+//!   backwards arrival is rejected; a step back of the host clock or a gap
+//!   longer than the window restarts the fits, `restart`), `duplicate`
+//!   (a repeated device counter, `counter.rs`), `check_first_gaps` (a
+//!   configured period the first gaps contradict, `check_expected`),
+//!   `age_announcements` (announced losses no gap showed, `loss.rs`).
+//! - `number_and_estimate`, the stages proper (a replay after a drain
+//!   watch starts here too):
+//!   `packet_held` (the sample before this one waited for it in a
+//!   packet); `confirm_pending` (stage 1, confirmation: this arrival
+//!   settles the pending sample's number, `resolve_and_commit`, which
+//!   then enters stages 2 and 3 in `commit`); `queued_behind` (a burst
+//!   after a stall); `number_arrival` (stage 1, on arrival:
+//!   `infer_number`, `track_link`); `note_gap` (stage 4); `estimate_at`
+//!   (stages 2 and 5: the line, or the pulses' line, at the number);
+//!   `hold_pending` (the sample waits for the next arrival to confirm
+//!   its number).
+//! - `output` (stage 6).
+//!
+//! # Where a loss is decided
+//!
+//! A gap's samples are taken for lost or for a delay in
+//! `Estimator::infer_number`, on arrival, in this order: the device
+//! counter's step; announced losses that fit the gap; a backlog draining
+//! at a link's interval (`link_losses`); else the odds of a loss against
+//! a delay (the evidence of earlier resolved gaps, `loss::LossEvidence`,
+//! and the jitter the fit has seen) against the loss threshold. An
+//! ambiguous verdict is settled by the next arrival in
+//! `Estimator::resolve_and_commit` (`Estimator::next_verdict`, `loss.rs`);
+//! two watches let later arrivals overturn it when a backlog drains
+//! behind it (`Estimator::watch_loss`, `Estimator::watch_drain`). A
+//! revised number is counted in `revisions` and told in
+//! [`Estimate::revised`].
 //!
 //! Every tuning value (thresholds, run lengths, priors) is a field of
 //! [`Tuning`], with why it has its value. A latency every sample shares
@@ -328,6 +356,11 @@ pub struct Estimator {
     /// Stage 5: the reference pulses (see `reference.rs`).
     pulses: Pulses,
     pending: Option<Pending>,
+    /// The two readings of the arriving sample's gap, if ambiguous: set by
+    /// [`Self::infer_number`], kept with the sample by
+    /// [`Self::hold_pending`] (a field, not a returned value: the steady
+    /// path's `None` is written long before it is read).
+    arrival_alt: Option<Ambiguous>,
     last_arrival: Option<i64>,
     /// Rejected backwards arrivals in a row, and the latest of them.
     back_run: u32,
@@ -460,6 +493,7 @@ impl Estimator {
             fit,
             pulses,
             pending: None,
+            arrival_alt: None,
             last_arrival: None,
             back_run: 0,
             back_last: 0,
@@ -670,12 +704,36 @@ impl Estimator {
         self.learned_period.or(self.expected)
     }
 
+    /// One arrival through the stages (see the module documentation):
+    /// the checks of the arrival itself, then [`Self::number_and_estimate`].
+    #[inline(always)]
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
         if self.drain_watch.is_some()
             && let Some(e) = self.watch_drain(q, index)
         {
             return e;
         }
+        let since_last = self.arrival_checks(q, index)?;
+        if let Some(e) = self.duplicate(q, index) {
+            return Ok(e);
+        }
+        self.check_first_gaps(since_last);
+        self.age_announcements();
+        self.number_and_estimate(q, index, since_last)
+    }
+
+    /// The arrival `q` against the one before it: returns the time since
+    /// it (none for the first arrival or after a step back of the host
+    /// clock). An arrival before the previous one is rejected (see
+    /// [`Self::update`]) unless it is the `Tuning::back_run`-th in a row;
+    /// that step back, or a gap longer than the window, restarts the fits
+    /// ([`Self::restart`]).
+    #[inline(always)]
+    fn arrival_checks(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+    ) -> Result<Option<i64>, EstimatorError> {
         // The time since the previous arrival (none after a step back).
         let mut since_last = self.last_arrival.map(|last| q.saturating_sub(last));
         if let (Some(last), Some(gap)) = (self.last_arrival, since_last) {
@@ -717,29 +775,23 @@ impl Estimator {
             }
         }
         self.back_run = 0;
-        if let Some(e) = self.duplicate(q, index) {
-            return Ok(e);
-        }
+        Ok(since_last)
+    }
+
+    /// Records the first arrival gaps while a period is expected (see
+    /// [`Self::check_expected`]).
+    #[inline(always)]
+    fn check_first_gaps(&mut self, since_last: Option<i64>) {
         if self.first_gap_count < FIRST_GAPS
             && self.expected.is_some()
             && let Some(gap) = since_last
         {
             self.check_expected(gap);
         }
-        if self.announced > 0 {
-            self.announce_age += 1;
-            if self.announce_age > self.cfg.tuning.announce_timeout {
-                self.st.losses_rejected += self.announced;
-                self.evidence.ann_false += self.announced as f64;
-                self.announced = 0;
-                self.cap_announcements();
-            }
-        }
-        self.number_and_estimate(q, index, since_last)
     }
 
-    /// The part of [`Self::update_inner`] from the pending sample's verdict
-    /// on (where a replay after a drain starts, see [`Self::watch_drain`]).
+    /// The stages for the arrival `q`, from the pending sample's verdict on
+    /// (where a replay after a drain starts, see [`Self::watch_drain`]).
     #[inline(always)]
     fn number_and_estimate(
         &mut self,
@@ -747,14 +799,43 @@ impl Estimator {
         index: Option<u64>,
         since_last: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
-        // A packet: a sample right behind the pending one (within
-        // `Tuning::queued` of a period), which is late on the floor by more
-        // than `Tuning::held_late` of a period, was held with it (a packet
-        // leaves when its last sample is ready; a backlog drains behind a
-        // stalled sample). The pending one waited and says nothing of the
-        // line; this one takes over as the burst's free point, and the
-        // burst's last sample, the least delayed, is the one left free.
-        let held = match (since_last, self.period_f(), self.fit.floor()) {
+        let held = self.packet_held(since_last);
+        // Stage 1, numbering (confirmation), then stages 2 and 3 for the
+        // pending sample.
+        self.confirm_pending(q, index, since_last);
+        let period = self.period_f();
+        let (queued, late_behind) = self.queued_behind(q, since_last, period);
+        // Stage 1, numbering (on arrival).
+        let (n, lost) = self.number_arrival(q, index, since_last, period, queued);
+        let queued = (queued && !held)
+            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
+            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
+        // Stage 4: the arrival clock's tick.
+        if let Some(gap) = since_last {
+            self.note_gap(gap, period);
+        }
+        // Stages 2 and 5: the estimate on the clock line (or the pulses'
+        // line); the output stage (6) follows in `update`.
+        let stamp = self.estimate_at(n, q, period);
+        self.hold_pending(n, q, queued);
+        Ok(Estimate {
+            stamp,
+            sample: n,
+            lost_before: lost,
+            revised: 0,
+        })
+    }
+
+    /// A packet: a sample right behind the pending one (within
+    /// `Tuning::queued` of a period), which is late on the floor by more
+    /// than `Tuning::held_late` of a period, was held with it (a packet
+    /// leaves when its last sample is ready; a backlog drains behind a
+    /// stalled sample). The pending one waited and says nothing of the
+    /// line; this one takes over as the burst's free point, and the
+    /// burst's last sample, the least delayed, is the one left free.
+    #[inline(always)]
+    fn packet_held(&mut self, since_last: Option<i64>) -> bool {
+        match (since_last, self.period_f(), self.fit.floor()) {
             (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
                 let beyond = (self.cfg.tuning.held_late * p).max(self.fit.jitter_reach());
                 self.pending.as_mut().is_some_and(|pd| {
@@ -767,10 +848,16 @@ impl Estimator {
                 })
             }
             _ => false,
-        };
-        // Stage 1, numbering (confirmation): this arrival confirms or
-        // revises the pending sample's number, which then enters the clock
-        // line (stage 2) and the change detector (stage 3).
+        }
+    }
+
+    /// Stage 1, numbering (confirmation): the arrival `q` confirms or
+    /// revises the pending sample's number ([`Self::resolve_and_commit`]),
+    /// which then enters the clock line (stage 2) and the change detector
+    /// (stage 3); a loss verdict under watch meets the arrival
+    /// ([`Self::watch_loss`]).
+    #[inline(always)]
+    fn confirm_pending(&mut self, q: i64, index: Option<u64>, since_last: Option<i64>) {
         if let Some(p) = self.pending.take() {
             self.resolve_and_commit(p, q);
             if self.step_run.len >= self.cfg.tuning.renumber_run {
@@ -780,11 +867,21 @@ impl Estimator {
         if self.loss_watch.is_some() {
             self.watch_loss(q, index, since_last);
         }
-        let period = self.period_f();
-        // A sample queued right behind its predecessor (a burst after a
-        // stall) is never the first after a loss: it was already waiting.
-        // Its delay says nothing of the line (left out of the fits' levels
-        // and of the change runs).
+    }
+
+    /// Whether the arrival `q` was queued right behind its predecessor,
+    /// and whether it came within half a period of it and late
+    /// ([`Self::late_behind`]). A sample queued so (a burst after a stall)
+    /// is never the first after a loss: it was already waiting. Its delay
+    /// says nothing of the line (left out of the fits' levels and of the
+    /// change runs).
+    #[inline(always)]
+    fn queued_behind(
+        &mut self,
+        q: i64,
+        since_last: Option<i64>,
+        period: Option<f64>,
+    ) -> (bool, bool) {
         let (queued, late_behind) = match (since_last, period) {
             (Some(gap), Some(p)) => {
                 let gap = gap as f64;
@@ -797,52 +894,57 @@ impl Estimator {
             _ => (false, false),
         };
         self.draining &= queued;
+        (queued, late_behind)
+    }
+
+    /// Stage 1, numbering (on arrival): the number of the arriving sample
+    /// `q` and the samples lost before it ([`Self::infer_number`]), from
+    /// its residual on the floor if numbered next; the link a backlog
+    /// drains at is followed ([`Self::track_link`]).
+    #[inline(always)]
+    fn number_arrival(
+        &mut self,
+        q: i64,
+        index: Option<u64>,
+        since_last: Option<i64>,
+        period: Option<f64>,
+        queued: bool,
+    ) -> (i64, u64) {
         // In a replay after a drain watch, the watch's count of a gap of
         // several link intervals (the tracker needs a few gaps first).
         let link_losses = match self.replay_step.take() {
             Some(k) if k >= 2 => Some(i64::from(k) - 1),
             _ => since_last.and_then(|gap| self.link_losses(gap as f64)),
         };
-        // Stage 1, numbering (on arrival): the residual on the floor if
-        // numbered next, and the number.
         let r0 = self
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));
-        let (n, lost, alt) = self.infer_number(q, index, period, r0, queued, link_losses);
+        let (n, lost) = self.infer_number(q, index, period, r0, queued, link_losses);
         if let (Some(gap), Some(p)) = (since_last, period) {
             self.track_link(n, q, r0, gap as f64, p);
         }
-        let queued = (queued && !held)
-            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
-            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         if index.is_some() {
             self.counter.last_n = Some(n);
         }
-        // Stage 4: the arrival clock's tick.
-        if let Some(gap) = since_last {
-            self.note_gap(gap, period);
-        }
-        // Stages 2 and 5: the estimate on the clock line (or the pulses'
-        // line); the output stage (6) follows in `update`.
-        let stamp = self.estimate_at(n, q, period);
+        (n, lost)
+    }
+
+    /// The arriving sample `n` (arrival `q`) becomes the pending one, whose
+    /// number the next arrival confirms or revises.
+    #[inline(always)]
+    fn hold_pending(&mut self, n: i64, q: i64, queued: bool) {
         if let Some(w) = self.drain_watch.as_mut() {
             w.numbers[w.len - 1] = n;
         }
         self.pending = Some(Pending {
             sample: n,
             point: Point { n, q, queued },
-            alt,
+            alt: self.arrival_alt,
             drained: self.draining,
         });
         self.last_arrival = Some(q);
         self.last_n = Some(n);
         self.st.samples += 1;
-        Ok(Estimate {
-            stamp,
-            sample: n,
-            lost_before: lost,
-            revised: 0,
-        })
     }
 
     /// After `Tuning::renumber_run` steps in a row that share a divisor `g ≥ 2`
@@ -1175,11 +1277,11 @@ impl Estimator {
         r0: Option<f64>,
         queued: bool,
         link_losses: Option<i64>,
-    ) -> (i64, u64, Option<Ambiguous>) {
+    ) -> (i64, u64) {
         let had_index = self.counter.last.is_some();
         let index_delta = index.and_then(|i| self.index_delta(i));
         let Some(prev) = self.last_n else {
-            return (self.next_start, 0, None);
+            return self.numbered(self.next_start, 0, None);
         };
         let base = prev.saturating_add(1);
         let (m_max, r_m) = match (r0, period) {
@@ -1215,14 +1317,14 @@ impl Estimator {
                 let wraps = (m_max - m >= 2)
                     .then(|| self.counter_wraps(n, m_max - m, index))
                     .flatten();
-                return (n, m as u64, wraps);
+                return self.numbered(n, m as u64, wraps);
             }
             self.st.index_anomalies += 1;
         } else if index.is_some() && had_index {
             self.st.index_anomalies += 1;
         }
         if m_max == 0 {
-            return (base, 0, None);
+            return self.numbered(base, 0, None);
         }
         let p = period.unwrap_or(1.0);
         if self.announced > 0 {
@@ -1230,7 +1332,7 @@ impl Estimator {
             let r = r_m + (m_max - m as i64) as f64 * p;
             if self.announcement_fits(r, r + m as f64 * p, p) {
                 self.use_announcements(m);
-                return (base.saturating_add(m as i64), m, None);
+                return self.numbered(base.saturating_add(m as i64), m, None);
             }
         }
         // Inside a backlog drained at a link's interval, a gap of k
@@ -1248,16 +1350,17 @@ impl Estimator {
                 self.cap_evidence();
             }
             self.draining = true;
-            return (base.saturating_add(m), m as u64, None);
+            return self.numbered(base.saturating_add(m), m as u64, None);
         }
         if queued {
-            return (base, 0, None);
+            return self.numbered(base, 0, None);
         }
         if !self.fit.stats_valid() {
-            return self.infer_early(q, base, queued);
+            let (n, lost, alt) = self.infer_early(q, base, queued);
+            return self.numbered(n, lost, alt);
         }
         if self.cfg.loss_threshold == u32::MAX {
-            return (base, 0, None);
+            return self.numbered(base, 0, None);
         }
         let g = self.on_time_density(r_m, p);
         let h = 1.0 / (self.cfg.tuning.stall_spread * p);
@@ -1277,10 +1380,18 @@ impl Estimator {
             wraps: false,
         });
         if loss {
-            (base.saturating_add(m_max), m_max as u64, alt)
+            self.numbered(base.saturating_add(m_max), m_max as u64, alt)
         } else {
-            (base, 0, alt)
+            self.numbered(base, 0, alt)
         }
+    }
+
+    /// The arriving sample's number `n`, the `lost` samples before it and
+    /// the readings of an ambiguous gap (`alt`, kept in `arrival_alt`).
+    #[inline(always)]
+    fn numbered(&mut self, n: i64, lost: u64, alt: Option<Ambiguous>) -> (i64, u64) {
+        self.arrival_alt = alt;
+        (n, lost)
     }
 
     /// How far below the floor (ns) a sample may arrive and still be taken
