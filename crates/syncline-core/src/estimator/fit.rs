@@ -457,9 +457,9 @@ impl LineFit {
     }
 
     /// The level at `n_ref` (relative to `q_ref`) of the lowest line of
-    /// the given slope under all but an eighth of the newest points (at
-    /// most 64): a floor of that slope that a glitch below the points does
-    /// not pull down.
+    /// the given slope under all but a share of the newest points (at
+    /// most 64; an eighth, see `Tuning::low_level_divisor`): a floor of
+    /// that slope that a glitch below the points does not pull down.
     fn low_level(&self, n_ref: f64, q_ref: i64, slope: f64) -> Option<f64> {
         let mut v = [0.0f64; YOUNG_POINTS];
         let mut k = 0;
@@ -471,7 +471,8 @@ impl LineFit {
         if k == 0 || v.iter().any(|x| !x.is_finite()) {
             return None;
         }
-        let (_, low, _) = v.select_nth_unstable_by(k / 8, f64::total_cmp);
+        let (_, low, _) =
+            v.select_nth_unstable_by(k / self.t.low_level_divisor.max(1), f64::total_cmp);
         Some(*low)
     }
 
@@ -719,8 +720,10 @@ impl LineFit {
         self.quant.refit(&self.pts, tick, start, self.prior_period);
     }
 
+    /// Points appended between two rebuilds: half the history, at least
+    /// `Tuning::rebuild_min`.
     fn rebuild_every(&self) -> usize {
-        (self.pts.len() / 2).max(16)
+        (self.pts.len() / 2).max(self.t.rebuild_min)
     }
 
     /// Drops the oldest points older than `max_span` before `now` or beyond `keep`.
@@ -903,12 +906,13 @@ impl LineFit {
         };
         // Where the points gather above the floor: on it for one-sided
         // delays, around the mean residual for clearly symmetric jitter
-        // (least squares, the mean above 2.5 standard deviations: about 3
-        // for Gaussian jitter under its floor, 1 for exponential delays),
-        // which can be wider than a quarter period.
+        // (least squares, the mean above `Tuning::ls_centre_ratio` = 2.5
+        // standard deviations: about 3 for Gaussian jitter under its floor,
+        // 1 for exponential delays), which can be wider than a quarter
+        // period.
         let centre = if self.mode == FitMode::LeastSquares
             && self.stats_valid
-            && self.mean_r > 2.5 * self.std_r
+            && self.mean_r > self.t.ls_centre_ratio * self.std_r
         {
             self.mean_r
         } else {
@@ -954,7 +958,9 @@ impl LineFit {
         // Judged on the free points: the queued ones say nothing of where
         // the points gather (in packets of four, three of four are queued,
         // and a history of them was always found inconsistent).
-        if free >= 3 * self.t.min_stats_points && near < free / 3 {
+        if free >= self.t.consistency_stats * self.t.min_stats_points
+            && near < free / self.t.consistency_divisor.max(1)
+        {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);

@@ -265,6 +265,35 @@ pub struct Tuning {
     pub pulse_ls_enter_ratio: f64,
     /// History points from which `LineFit::rebuilt_floor` is kept.
     pub frozen_min_points: usize,
+    /// The mean to standard deviation ratio of the residuals above the floor from which, in
+    /// least squares, the points gather around the mean residual rather than at the floor
+    /// (the centre the history's consistency is judged at, see `consistency_divisor`): about 3
+    /// for Gaussian jitter under its floor, 1.7 for uniform and 1 for exponential delays, whose
+    /// points gather at the floor. Halfway between uniform and Gaussian jitter, with a margin
+    /// for the Gaussian ratio's spread on a few hundred points (2.5-3).
+    pub ls_centre_ratio: f64,
+    /// A history is judged for consistency (see `consistency_divisor`) only on this many times
+    /// `min_stats_points` free points or more (72): fewer are too few to tell a mix of two
+    /// numberings from jitter.
+    pub consistency_stats: usize,
+    /// A history is inconsistent, and cut, where fewer than one in this many of its free points
+    /// lie within half a period (or the median residual, under a jitter spanning periods) of
+    /// where they gather (see `ls_centre_ratio`): it mixes two numberings, e.g. losses missed
+    /// at the start, whose points lie a period or more below the rest and tilt the floor. One
+    /// in three: uniform delays of 0.8 periods put 31 % of the points within a quarter period
+    /// of the floor, yet 62 % within half a period, where the check is made; with the points
+    /// within a quarter period, such histories were cut again and again (232-425 us RMS on a
+    /// 200 Hz IMU with 1 ms + U(0, 4 ms) delays, 36-80 us at half a period).
+    pub consistency_divisor: usize,
+    /// The young summary's level (`LineFit::low_level`) is that of the lowest line under all
+    /// but one in this many of the newest points (at most 64): one glitch in eight below the
+    /// points does not pull the young line down, while the level stays within the lowest
+    /// eighth of the jitter.
+    pub low_level_divisor: usize,
+    /// Points appended between two rebuilds of the fit at least (half the history otherwise):
+    /// a rebuild costs O(history), so a young fit is rebuilt every 16 points, and its first
+    /// statistics (`min_stats_points`) come with the second rebuild.
+    pub rebuild_min: usize,
     // ---- Changes: period steps, clock steps, pauses and drains (`Estimator::commit`).
     /// Runs of free (not queued) samples whose residuals all lie above the floor by `factor ×`
     /// the mean residual signal that the line is too early (a step up of the latency or of the
@@ -540,6 +569,11 @@ impl Default for Tuning {
             ls_limit_sd: 5.0,
             pulse_ls_enter_ratio: 2.2,
             frozen_min_points: 256,
+            ls_centre_ratio: 2.5,
+            consistency_stats: 3,
+            consistency_divisor: 3,
+            low_level_divisor: 8,
+            rebuild_min: 16,
             above_levels: [(2.0, 12), (1.0, 24), (0.5, 48)],
             below_run: 4,
             below_factor: 0.5,
