@@ -323,7 +323,8 @@ impl LineFit {
             return;
         }
         let x = gap / p;
-        let d = (x - x.round()).abs();
+        // (`round`, not `f64::round`: no libm call on every arrival.)
+        let d = (x - round(x) as f64).abs();
         let g = &mut self.gaps;
         g.count = g.count.saturating_add(1);
         let w = 1.0 / f64::from(g.count).min(self.t.wide_jitter_memory);
