@@ -115,6 +115,25 @@ pub(crate) struct YoungSummary {
     pub precision: f64,
 }
 
+/// How far the arrival gaps stray from whole numbers of periods: a
+/// measure of the jitter's width that does not depend on the numbering
+/// (losses make gaps of whole periods too). Under a jitter well below a
+/// period the gaps gather near whole periods; under one spanning a period
+/// or more their distance to the nearest whole period is spread evenly
+/// over `[0, p/2]`, a mean of a quarter period.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct GapSpread {
+    /// Running mean of the distance, in periods.
+    mean: f64,
+    /// Gaps in the mean (up to `Tuning::wide_jitter_memory`).
+    count: u32,
+    /// Whether the mean is wide (with hysteresis, see
+    /// `Tuning::wide_jitter_gap`).
+    wide: bool,
+    /// The gap before (ns).
+    last: f64,
+}
+
 /// Exact least-squares sums, relative to the anchor.
 #[derive(Debug, Clone, Copy, Default)]
 struct LsSums {
@@ -182,6 +201,9 @@ pub(crate) struct LineFit {
     hull: Vec<(i64, i64)>,
     /// The previous hull during a rebuild (same capacity, no allocation).
     spare: Vec<(i64, i64)>,
+    /// The free points' residuals during a rebuild (same capacity, no
+    /// allocation): their median sets how far the statistics reach.
+    scratch: Vec<f64>,
     /// The number of the newest point in the hull.
     hulled_n: Option<i64>,
     hull_cnt: i64,
@@ -192,12 +214,19 @@ pub(crate) struct LineFit {
     sums: LsSums,
     since_rebuild: usize,
     /// Mean and standard deviation of the residuals above the floor (free
-    /// points below half a period), from the last rebuild.
+    /// points below [`Self::shown_reach`]), from the last rebuild.
     pub mean_r: f64,
     pub std_r: f64,
+    /// How far above the floor the residual statistics reach, from the
+    /// last rebuild: half a period, or further where the jitter the
+    /// stream has shown does (see `Tuning::stats_reach`).
+    pub shown_reach: f64,
     stats_valid: bool,
     /// Set by a rebuild that found the history inconsistent.
     pub inconsistent: bool,
+    /// The arrival gaps' spread (kept across [`Self::clear`]: a restart
+    /// does not change the jitter).
+    gaps: GapSpread,
     /// The arrival clock's tick in ns when it is coarse (quantised
     /// arrivals; set by the estimator).
     pub quantised_tick: Option<f64>,
@@ -241,6 +270,7 @@ impl LineFit {
             anchor_q: 0,
             hull: Vec::with_capacity(cap),
             spare: Vec::with_capacity(cap),
+            scratch: Vec::with_capacity(cap),
             hulled_n: None,
             hull_cnt: 0,
             hull_sx: 0,
@@ -250,8 +280,10 @@ impl LineFit {
             since_rebuild: 0,
             mean_r: 0.0,
             std_r: 0.0,
+            shown_reach: 0.0,
             stats_valid: false,
             inconsistent: false,
+            gaps: GapSpread::default(),
             quantised_tick: None,
             prior_period: None,
             quant: QuantFit::new(t),
@@ -276,6 +308,38 @@ impl LineFit {
         self.quant.clear();
         self.rebuild_now();
         self.stats_valid = false;
+    }
+
+    /// Notes the gap (ns) between an arrival and the one before it, for
+    /// a period `p`. Gaps shorter than `Tuning::queued` of a period (a
+    /// sample queued behind its predecessor), and gaps within
+    /// `Tuning::link_tol` of a period of the gap before (a link's interval:
+    /// a backlog drained at it, or no jitter at all), say nothing of the
+    /// jitter.
+    pub fn note_gap(&mut self, gap: f64, p: f64) {
+        let repeated = (gap - self.gaps.last).abs() < self.t.link_tol * p;
+        self.gaps.last = gap;
+        if !(gap >= self.t.queued * p && p > 0.0) || repeated {
+            return;
+        }
+        let x = gap / p;
+        // (`round`, not `f64::round`: no libm call on every arrival.)
+        let d = (x - round(x) as f64).abs();
+        let g = &mut self.gaps;
+        g.count = g.count.saturating_add(1);
+        let w = 1.0 / f64::from(g.count).min(self.t.wide_jitter_memory);
+        g.mean += w * (d - g.mean);
+        let (enter, leave) = self.t.wide_jitter_gap;
+        g.wide = g.count >= self.t.wide_jitter_gaps && g.mean >= if g.wide { leave } else { enter };
+    }
+
+    /// Whether the arrival gaps show a jitter spanning about a period or
+    /// more (see [`GapSpread`]): their mean distance to a whole number of
+    /// periods reached `Tuning::wide_jitter_gap` (and has not fallen
+    /// below its lower value since), over `Tuning::wide_jitter_gaps` gaps
+    /// or more.
+    pub fn wide_jitter(&self) -> bool {
+        self.gaps.wide
     }
 
     /// History points the quantised fit has refitted over, summed over
@@ -394,9 +458,9 @@ impl LineFit {
     }
 
     /// The level at `n_ref` (relative to `q_ref`) of the lowest line of
-    /// the given slope under all but an eighth of the newest points (at
-    /// most 64): a floor of that slope that a glitch below the points does
-    /// not pull down.
+    /// the given slope under all but a share of the newest points (at
+    /// most 64; an eighth, see `Tuning::low_level_divisor`): a floor of
+    /// that slope that a glitch below the points does not pull down.
     fn low_level(&self, n_ref: f64, q_ref: i64, slope: f64) -> Option<f64> {
         let mut v = [0.0f64; YOUNG_POINTS];
         let mut k = 0;
@@ -408,8 +472,27 @@ impl LineFit {
         if k == 0 || v.iter().any(|x| !x.is_finite()) {
             return None;
         }
-        let (_, low, _) = v.select_nth_unstable_by(k / 8, f64::total_cmp);
+        let (_, low, _) =
+            v.select_nth_unstable_by(k / self.t.low_level_divisor.max(1), f64::total_cmp);
         Some(*low)
+    }
+
+    /// The median residual above `line` of the newest free points (at
+    /// most 64, at least 4): how far above its floor a young stream's
+    /// jitter reaches, before the residual statistics are valid.
+    pub fn young_median(&self, line: &Line) -> Option<f64> {
+        let mut v = [0.0f64; YOUNG_POINTS];
+        let mut k = 0;
+        for p in self.pts.iter().rev().filter(|p| !p.queued).take(v.len()) {
+            v[k] = line.residual(p.n, p.q);
+            k += 1;
+        }
+        let v = &mut v[..k];
+        if k < 4 || v.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let (_, m, _) = v.select_nth_unstable_by(k / 2, f64::total_cmp);
+        Some(*m)
     }
 
     /// The mean sample number of the history's points.
@@ -639,8 +722,10 @@ impl LineFit {
         self.quant.refit(&self.pts, tick, start, self.prior_period);
     }
 
+    /// Points appended between two rebuilds: half the history, at least
+    /// `Tuning::rebuild_min`.
     fn rebuild_every(&self) -> usize {
-        (self.pts.len() / 2).max(16)
+        (self.pts.len() / 2).max(self.t.rebuild_min)
     }
 
     /// Drops the oldest points older than `max_span` before `now` or beyond `keep`.
@@ -823,25 +908,39 @@ impl LineFit {
         };
         // Where the points gather above the floor: on it for one-sided
         // delays, around the mean residual for clearly symmetric jitter
-        // (least squares, the mean above 2.5 standard deviations: about 3
-        // for Gaussian jitter under its floor, 1 for exponential delays),
-        // which can be wider than a quarter period.
+        // (least squares, the mean above `Tuning::ls_centre_ratio` = 2.5
+        // standard deviations: about 3 for Gaussian jitter under its floor,
+        // 1 for exponential delays), which can be wider than a quarter
+        // period.
         let centre = if self.mode == FitMode::LeastSquares
             && self.stats_valid
-            && self.mean_r > 2.5 * self.std_r
+            && self.mean_r > self.t.ls_centre_ratio * self.std_r
         {
             self.mean_r
         } else {
             0.0
         };
+        // How far above the floor the jitter reaches: the statistics take
+        // the residuals below half a period (beyond it lie stalls and
+        // samples numbered a loss too early), or below
+        // `Tuning::stats_reach` times the free points' median residual
+        // where the jitter itself spans more than that (a uniform delay of
+        // three periods puts six of seven samples beyond half a period:
+        // statistics of the seventh alone took a jitter of a sixth of its
+        // width, and every gap of two periods for a loss).
+        let (lim, near_lim) = match self.wide_median(&residual) {
+            Some(median) => (half.max(self.t.stats_reach * median), half.max(median)),
+            None => (half, half),
+        };
+        self.shown_reach = lim;
         let (a, b) = self.pts.as_slices();
         // Slice by slice: a tighter loop than a chained iterator.
         for s in [a, b] {
             for p in s.iter().filter(|p| !p.queued) {
                 let (_, _, r) = residual(p);
                 free += 1;
-                near += usize::from((r - centre).abs() < half);
-                if r < half {
+                near += usize::from((r - centre).abs() < near_lim);
+                if r < lim {
                     k += 1;
                     sum += r;
                     ss += r * r;
@@ -861,7 +960,9 @@ impl LineFit {
         // Judged on the free points: the queued ones say nothing of where
         // the points gather (in packets of four, three of four are queued,
         // and a history of them was always found inconsistent).
-        if free >= 3 * self.t.min_stats_points && near < free / 3 {
+        if free >= self.t.consistency_stats * self.t.min_stats_points
+            && near < free / self.t.consistency_divisor.max(1)
+        {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);
@@ -892,6 +993,27 @@ impl LineFit {
         self.rebuilt_floor = self
             .floor
             .filter(|_| self.exponential && self.pts.len() >= self.t.frozen_min_points);
+    }
+
+    /// Where the arrival gaps show a wide jitter ([`Self::wide_jitter`]),
+    /// the median of the free points' residuals (`residual(p).2`);
+    /// `None` otherwise (or without one).
+    fn wide_median(&mut self, residual: &impl Fn(&Point) -> (i64, i64, f64)) -> Option<f64> {
+        if !self.wide_jitter() {
+            return None;
+        }
+        self.scratch.clear();
+        let (a, b) = self.pts.as_slices();
+        for s in [a, b] {
+            self.scratch
+                .extend(s.iter().filter(|p| !p.queued).map(|p| residual(p).2));
+        }
+        let len = self.scratch.len();
+        if len == 0 {
+            return None;
+        }
+        let (_, m, _) = self.scratch.select_nth_unstable_by(len / 2, f64::total_cmp);
+        m.is_finite().then_some(*m)
     }
 
     /// Residual statistics above the floor from `k` residuals.

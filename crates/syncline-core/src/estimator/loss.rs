@@ -644,7 +644,19 @@ impl Estimator {
         // A stall of the next sample: its rate among the samples held, its
         // delay spread like the pending one's.
         let stalled = (self.evidence.stall + 1.0) / held / (self.cfg.tuning.stall_spread * p);
-        alt.odds * run * on_time >= stalled
+        // Or, the pending sample only delayed, the next one on time for
+        // the number right after it, `m + further` periods later on the
+        // floor, where the jitter the stream has shown reaches that far
+        // (a jitter spanning periods; never under one within half a
+        // period, whose losses are judged as before: `shown_reach` is then
+        // half a period).
+        let r_delayed = r + (m + further) * p;
+        let delayed = if self.fit.stats_valid() && r_delayed < self.fit.shown_reach {
+            self.on_time_density(r_delayed, p)
+        } else {
+            0.0
+        };
+        alt.odds * run * on_time >= stalled + delayed
     }
 
     /// Density of residual `r` above the floor for a sample on time: the

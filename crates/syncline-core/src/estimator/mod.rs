@@ -810,9 +810,13 @@ impl Estimator {
         let queued = (queued && !held)
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
             || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
-        // Stage 4: the arrival clock's tick.
+        // Stage 4: the arrival clock's tick; and the jitter's width, which
+        // the clock line's statistics follow (`LineFit::note_gap`).
         if let Some(gap) = since_last {
             self.note_gap(gap, period);
+            if let Some(p) = period {
+                self.fit.note_gap(gap as f64, p);
+            }
         }
         // Stages 2 and 5: the estimate on the clock line (or the pulses'
         // line); the output stage (6) follows in `update`.
@@ -1519,7 +1523,21 @@ impl Estimator {
         };
         let r0 = q.saturating_sub(last) as f64 - p;
         let m = (r0 / p).round();
+        // Within the jitter the young samples have shown above their floor
+        // (`Tuning::stats_reach` median residuals), the sample may be on
+        // time for the next number: a jitter of several periods makes gaps
+        // of whole periods without a loss.
+        let shown = self
+            .fit
+            .wide_jitter()
+            .then(|| self.floor_line(Some(p)))
+            .flatten()
+            .and_then(|l| {
+                let reach = self.cfg.tuning.stats_reach * self.fit.young_median(&l)?;
+                Some(l.residual(base, q) <= reach)
+            });
         if queued
+            || shown == Some(true)
             || m < 1.0
             || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p
             || self.cfg.loss_threshold == u32::MAX

@@ -2892,7 +2892,8 @@ fn lossy_drained_streams_are_estimated_at_their_floor() {
     );
     assert!(
         5 * ls.1.len() <= 2 * ls.0,
-        "off the floor in least squares: {:?}",
+        "off the floor in least squares ({} runs): {:?}",
+        ls.0,
         ls.1
     );
 }
@@ -3145,4 +3146,96 @@ fn packets_are_fitted_on_their_last_samples() {
             e.status()
         );
     }
+}
+
+impl Rng {
+    /// A Gamma(`shape`, 1) deviate, `shape >= 1` (Marsaglia and Tsang).
+    fn gamma(&mut self, shape: f64) -> f64 {
+        let d = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let v = (1.0 + c * x).powi(3);
+            if v > 0.0 && (1.0 - self.next()).ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+                return d * v;
+            }
+        }
+    }
+}
+
+/// A stream whose arrival jitter spans one to five periods, under a
+/// light-tailed law (uniform, Gaussian or gamma of shape 1.5-4, as
+/// `scripts/family_draws.py` draws them), delivered in order (a sample
+/// ready before its predecessor left comes 20-60 us after it), with a rate
+/// error of up to 100 ppm and no loss. Returns the period, a description,
+/// the jitter's standard deviation (ns) and the `(time, arrival)` samples.
+fn wide_jitter_stream(seed: u64, n: i64) -> (i64, String, f64, Vec<(i64, i64)>) {
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x0100_0000_01B3));
+    let log_uniform = |r: &mut Rng, lo: f64, hi: f64| (lo.ln() + r.next() * (hi / lo).ln()).exp();
+    let p = log_uniform(&mut r, 0.5e6, 200e6).round() as i64;
+    let scale = log_uniform(&mut r, 1.0, 5.0) * p as f64;
+    let period = p as f64 * (1.0 + (r.next() - 0.5) * 200e-6);
+    let shape = 1.5 + 2.5 * r.next();
+    let (law, sd) = match seed % 3 {
+        0 => ("uniform", scale / 12f64.sqrt()),
+        1 => ("Gaussian", scale / 3.0),
+        _ => ("gamma", scale / shape.sqrt()),
+    };
+    let mut last = 0i64;
+    let samples = (0..n)
+        .map(|k| {
+            let t = T0 + (k as f64 * period) as i64;
+            let d = match seed % 3 {
+                0 => r.next() * scale,
+                1 => (scale + r.normal() * scale / 3.0).max(0.0),
+                _ => r.gamma(shape) * scale / shape,
+            };
+            let ready = t + 1_000_000 + d as i64;
+            let q = if ready > last {
+                ready
+            } else {
+                last + 20_000 + (r.next() * 40_000.0) as i64
+            };
+            last = q;
+            (t, q)
+        })
+        .collect();
+    let what = format!(
+        "{law} delays of {:.2} periods (shape {shape:.2})",
+        scale / p as f64
+    );
+    (p, what, sd, samples)
+}
+
+/// Jitter wider than a period ([`wide_jitter_stream`]): no single gap
+/// tells a loss from a delay, yet none is lost. The residual statistics
+/// took only the residuals within half a period of the floor (a seventh of
+/// a uniform delay of three and a half periods: too few to be valid, so
+/// the young numbering, which reads any gap near two periods as a loss,
+/// went on for good), and a loss was confirmed by the next sample's
+/// arrival without weighing that sample on time after a delay: 2-6 % of
+/// the samples were numbered after false losses, the fitted period fell
+/// 5-8 % short, and the estimates followed the arrivals (RMS about the
+/// jitter's own on the family draws of the uniform, Gaussian and gamma
+/// kinds, worse than Rock's estimator on 30 % of them). Without either
+/// fix this test fails.
+#[test]
+fn jitter_wider_than_a_period_is_not_taken_for_losses() {
+    let n = 1500;
+    let failed: Vec<String> = (1..=30u64)
+        .filter_map(|seed| {
+            let (p, what, sd, samples) = wide_jitter_stream(seed, n);
+            let mut e = est(Some(p));
+            let errs = errors(&mut e, &samples);
+            let lost = e.status().losses_detected;
+            let rms = debiased_rms(&errs[300..]);
+            (lost > n as u64 / 200 || rms >= 0.25 * sd).then(|| {
+                format!(
+                    "seed {seed}, period {p} ns, {what}: {lost} losses, RMS {:.2} jitters",
+                    rms / sd
+                )
+            })
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
 }

@@ -211,6 +211,36 @@ pub struct Tuning {
     // ---- The clock line (`fit.rs`).
     /// Points needed before the residual statistics are trusted.
     pub min_stats_points: usize,
+    /// Where the arrival gaps show a jitter spanning periods (see `wide_jitter_gap`), how far
+    /// above the floor the residual statistics reach, in median residuals of the free points,
+    /// where that is beyond half a period (the reach otherwise): the jitter the stream has
+    /// shown, not a fixed fraction of the period. Beyond three medians lie no uniform, Gaussian
+    /// or gamma delays (shape 1.5-4: under 3 % beyond). The same reach bounds the young
+    /// numbering's losses (`Estimator::infer_early`) and where a loss verdict weighs the next
+    /// sample on time after a delay (`Estimator::loss_confirmed`).
+    ///
+    /// Measured with `scripts/family_draws.py --kinds uniform,gaussian,gamma --draws 20
+    /// --seed 5`: the draws within Rock's RMS went from 70, 80 and 65 % to 100 % each.
+    pub stats_reach: f64,
+    /// The arrival gaps' mean distance to a whole number of periods (in periods, for gaps not
+    /// queued) from which the jitter spans periods, and below which it no longer does
+    /// (hysteresis): `(enter, leave)`. The mean is a quarter period where the jitter spans
+    /// periods (the distance is then spread evenly), about 0.8 of the jitter's standard
+    /// deviation where it is well below a period; 0.225 is reached by uniform delays of 0.72
+    /// periods, Gaussian ones of standard deviation 0.23 periods, exponential ones of mean
+    /// 0.42 periods, where the residual statistics within half a period begin to miss much of
+    /// the jitter. Numbering-free, so that a history mixing two numberings (residuals a period
+    /// apart: the floor tilted by a loss missed at the start) is not taken for a wide jitter.
+    /// At an entry of 0.2 (exponential delays of mean 0.3 periods), the lossy drained streams
+    /// of `lossy_drained_streams_are_estimated_at_their_floor` changed level, 9 of 17 in least
+    /// squares more than 1 ms off their floor against 7 of 18.
+    pub wide_jitter_gap: (f64, f64),
+    /// The gaps the mean of `wide_jitter_gap` spans (a running mean over about this many): its
+    /// standard deviation is then 0.013 periods where the jitter spans periods, two below the
+    /// leaving value.
+    pub wide_jitter_memory: f64,
+    /// The fewest gaps before `wide_jitter_gap` is judged.
+    pub wide_jitter_gaps: u32,
     /// Hull to least-squares decision: the ratio of the mean residual above the floor to its
     /// standard deviation is about 1 for exponential delays (the floor is sharp), about 2 for
     /// uniform or quantised and about 3 for Gaussian jitter; from this ratio on the fit leaves
@@ -235,6 +265,35 @@ pub struct Tuning {
     pub pulse_ls_enter_ratio: f64,
     /// History points from which `LineFit::rebuilt_floor` is kept.
     pub frozen_min_points: usize,
+    /// The mean to standard deviation ratio of the residuals above the floor from which, in
+    /// least squares, the points gather around the mean residual rather than at the floor
+    /// (the centre the history's consistency is judged at, see `consistency_divisor`): about 3
+    /// for Gaussian jitter under its floor, 1.7 for uniform and 1 for exponential delays, whose
+    /// points gather at the floor. Halfway between uniform and Gaussian jitter, with a margin
+    /// for the Gaussian ratio's spread on a few hundred points (2.5-3).
+    pub ls_centre_ratio: f64,
+    /// A history is judged for consistency (see `consistency_divisor`) only on this many times
+    /// `min_stats_points` free points or more (72): fewer are too few to tell a mix of two
+    /// numberings from jitter.
+    pub consistency_stats: usize,
+    /// A history is inconsistent, and cut, where fewer than one in this many of its free points
+    /// lie within half a period (or the median residual, under a jitter spanning periods) of
+    /// where they gather (see `ls_centre_ratio`): it mixes two numberings, e.g. losses missed
+    /// at the start, whose points lie a period or more below the rest and tilt the floor. One
+    /// in three: uniform delays of 0.8 periods put 31 % of the points within a quarter period
+    /// of the floor, yet 62 % within half a period, where the check is made; with the points
+    /// within a quarter period, such histories were cut again and again (232-425 us RMS on a
+    /// 200 Hz IMU with 1 ms + U(0, 4 ms) delays, 36-80 us at half a period).
+    pub consistency_divisor: usize,
+    /// The young summary's level (`LineFit::low_level`) is that of the lowest line under all
+    /// but one in this many of the newest points (at most 64): one glitch in eight below the
+    /// points does not pull the young line down, while the level stays within the lowest
+    /// eighth of the jitter.
+    pub low_level_divisor: usize,
+    /// Points appended between two rebuilds of the fit at least (half the history otherwise):
+    /// a rebuild costs O(history), so a young fit is rebuilt every 16 points, and its first
+    /// statistics (`min_stats_points`) come with the second rebuild.
+    pub rebuild_min: usize,
     // ---- Changes: period steps, clock steps, pauses and drains (`Estimator::commit`).
     /// Runs of free (not queued) samples whose residuals all lie above the floor by `factor ×`
     /// the mean residual signal that the line is too early (a step up of the latency or of the
@@ -500,12 +559,21 @@ impl Default for Tuning {
             link_widen: 3.0,
             restore_tol: 0.25,
             min_stats_points: 24,
+            stats_reach: 3.0,
+            wide_jitter_gap: (0.225, 0.2),
+            wide_jitter_memory: 64.0,
+            wide_jitter_gaps: 8,
             ls_enter_ratio: 1.6,
             ls_leave_ratio: 1.3,
             exponential_ratio: 1.3,
             ls_limit_sd: 5.0,
             pulse_ls_enter_ratio: 2.2,
             frozen_min_points: 256,
+            ls_centre_ratio: 2.5,
+            consistency_stats: 3,
+            consistency_divisor: 3,
+            low_level_divisor: 8,
+            rebuild_min: 16,
             above_levels: [(2.0, 12), (1.0, 24), (0.5, 48)],
             below_run: 4,
             below_factor: 0.5,

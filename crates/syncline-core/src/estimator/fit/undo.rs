@@ -21,6 +21,7 @@ impl LineFit {
             pts: History::default(),
             hull: Vec::new(),
             spare: Vec::new(),
+            scratch: Vec::new(),
             ..*self
         }
     }
@@ -42,6 +43,7 @@ impl LineFit {
             pts: std::mem::take(&mut self.pts),
             hull: std::mem::take(&mut self.hull),
             spare: std::mem::take(&mut self.spare),
+            scratch: std::mem::take(&mut self.scratch),
             ..*shell
         };
         // The lower hull of the points (the same vertices however it was
