@@ -573,4 +573,66 @@ mod tests {
         c.reset();
         assert_eq!(c.pause_watch, 0);
     }
+
+    /// Points of a line of period `p` ns whose period becomes `p2` after
+    /// number `at`, each `delay(k)` ns late.
+    fn kinked(p: i64, p2: i64, at: i64, n: i64, delay: impl Fn(i64) -> i64) -> Vec<Point> {
+        (0..n)
+            .map(|k| {
+                let t = if k <= at {
+                    k * p
+                } else {
+                    at * p + (k - at) * p2
+                };
+                Point {
+                    n: k,
+                    q: t + delay(k),
+                    queued: false,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_change_point_is_where_the_period_stepped() {
+        // Exponential-like delays from a fixed pattern, a 3 % step after
+        // 200 or 120 of 240 points, and a sample far late (heavy tail)
+        // just before it: the points after the step are kept (and the one
+        // at it, which lies on both lines, or not).
+        let delay = |k: i64| (k * 7919 % 101) * 1_000 + if k == 195 { 40_000_000 } else { 0 };
+        for (p2, at) in [(9_700_000, 200), (10_300_000, 200), (9_700_000, 120)] {
+            let pts = kinked(10_000_000, p2, at, 240, delay);
+            let after = (239 - at) as usize;
+            let kept = change_point(&pts, 256, 3);
+            assert!(kept == after || kept == after + 1, "{p2} at {at}: {kept}");
+        }
+    }
+
+    #[test]
+    fn the_slope_test_finds_a_shorter_period_and_not_a_drain() {
+        let t = Tuning::default();
+        let run = |pts: &[Point]| {
+            let mut s = SlopeSteps::default();
+            (1..=pts.len()).find_map(|i| s.observe(&pts[..i], 1e7, &t).map(|_| i))
+        };
+        let jitter = |k: i64| (k * 7919 % 101) * 2_000;
+        // 2 % shorter from sample 300: found within 40 samples.
+        let found = run(&kinked(10_000_000, 9_800_000, 300, 600, jitter));
+        assert!(
+            matches!(found, Some(i) if (300..340).contains(&i)),
+            "{found:?}"
+        );
+        // No step: never.
+        assert_eq!(run(&kinked(10_000_000, 10_000_000, 300, 600, jitter)), None);
+        // A backlog 30 periods late drained at 0.8 periods a sample: never.
+        let drain = |k: i64| {
+            jitter(k)
+                + if k >= 300 {
+                    (300_000_000 - (k - 300) * 2_000_000).max(0)
+                } else {
+                    0
+                }
+        };
+        assert_eq!(run(&kinked(10_000_000, 10_000_000, 300, 600, drain)), None);
+    }
 }
