@@ -106,10 +106,17 @@ impl Changes {
         self.pause_watch = samples;
     }
 
-    /// A sample is committed (whether or not it is observed).
+    /// A sample is committed (whether or not it is observed); `queued`: it
+    /// came in a burst or a packet. Such a sample ends a run beyond the
+    /// jitter's reach: a packet's free sample lies where the packet's phase
+    /// puts it, which drifts for long runs (a USB adapter's timer against
+    /// the sensor's period), not where a longer period would.
     #[inline(always)]
-    pub fn committed(&mut self) {
+    pub fn committed(&mut self, queued: bool) {
         self.pause_watch = self.pause_watch.saturating_sub(1);
+        if queued {
+            self.beyond_run = (0, 0.0, 0.0);
+        }
     }
 
     /// Takes in a free (not queued) committed sample with valid residual
@@ -126,9 +133,9 @@ impl Changes {
             reach,
             exponential,
         } = s;
-        // Beyond the jitter's reach: a few samples in a row there, none
-        // less late than the first, are a step whatever the jitter's law
-        // (see `Tuning::beyond_run`); a draining backlog falls instead.
+        // Beyond the jitter's reach: a few samples in a row there, rising,
+        // are a step whatever the jitter's law (see `Tuning::beyond_run`);
+        // a draining backlog falls instead.
         // Each sample of the run no less late than the one before but for
         // the jitter's spread (a longer period adds to every residual; a
         // backlog drained with losses on the link falls between them).
@@ -141,8 +148,12 @@ impl Changes {
         };
         // After a pause the runs above the floor are judged by the levels
         // (a drain follows); see `watch_pause`.
-        let beyond =
-            self.beyond_run.0 >= t.beyond_run && r >= self.beyond_run.1 && self.pause_watch == 0;
+        // A longer period also makes the run grow by more than the jitter
+        // spreads; a run of samples numbered one too low (a revised
+        // verdict, a packet's held samples) lies a period up, level.
+        let beyond = self.beyond_run.0 >= t.beyond_run
+            && r - self.beyond_run.1 > spread
+            && self.pause_watch == 0;
         if below < -t.below_factor * mu {
             self.below_run += 1;
         } else {
@@ -205,7 +216,8 @@ impl Changes {
 /// Without a change the two slopes differ by the jitter alone: their
 /// difference over its standard error (from the segments' own scatter
 /// about their lines) is then a t statistic of about `2m − 4` degrees of
-/// freedom, which reaches `Tuning::step_t` with odds of about `1e-9`
+/// freedom (windows holding a queued sample, a packet or a burst, are not
+/// tested), which reaches `Tuning::step_t` with odds of about `1e-9`
 /// (Gaussian residuals; a single far outlier moves it by at most about
 /// 1.2, see the tests). A slope change smaller than `Tuning::step_min`
 /// of the period is a wandering rate (a crystal's, at most a few hundred
@@ -286,7 +298,10 @@ impl SlopeSteps {
         let (mut free, mut span) = (0usize, 0);
         for (i, p) in pts.iter().rev().enumerate() {
             if p.queued {
-                continue;
+                // A packet or a burst in the window: its free samples' delays
+                // follow the packets' phase, not independent jitter, and the
+                // t statistic does not hold.
+                return None;
             }
             // Relative to the newest point and the line's slope, so that
             // the sums stay small.
@@ -559,8 +574,8 @@ mod tests {
         // The watch runs out with the committed samples.
         let mut c = Changes::default();
         c.watch_pause(2);
-        c.committed();
-        c.committed();
+        c.committed(false);
+        c.committed(false);
         assert_eq!(samples_to_change(&mut c, r, false), Some(run));
         // Forgetting the runs starts them over; reset clears everything.
         let mut c = Changes::default();
@@ -634,5 +649,34 @@ mod tests {
                 }
         };
         assert_eq!(run(&kinked(10_000_000, 10_000_000, 300, 600, drain)), None);
+    }
+
+    #[test]
+    fn beyond_the_reach_only_a_rising_run_of_free_samples_is_a_change() {
+        let t = Tuning::default();
+        // Mean residual 100 ns, the jitter reaching 600 ns.
+        let beyond = |r: f64| Residuals {
+            reach: 600.0,
+            ..at(r, false)
+        };
+        // Rising by a period's 1 % per sample from 1000 ns: a change once
+        // it rose by more than the jitter's spread (500 ns).
+        let mut c = Changes::default();
+        let found = (0..100).find(|&k| {
+            c.committed(false);
+            c.observe(beyond(1000.0 + 1e5 * f64::from(k)), &t)
+        });
+        assert_eq!(found, Some(t.beyond_run - 1));
+        // Level a period up (samples numbered one too low): not before the
+        // run of the first level (a clock step) is reached.
+        let mut c = Changes::default();
+        assert!((1..t.above_levels[0].1).all(|_| !c.observe(beyond(1e7), &t)));
+        // Rising, but a queued sample (a packet) between each few: not
+        // before the first level's run either.
+        let mut c = Changes::default();
+        assert!((1..t.above_levels[0].1).all(|k| {
+            c.committed(k % 3 == 0);
+            !c.observe(beyond(1000.0 + 1e5 * f64::from(k)), &t)
+        }));
     }
 }

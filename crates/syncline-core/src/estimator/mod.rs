@@ -1599,7 +1599,7 @@ impl Estimator {
             None
         };
         // Stage 3, changes: the runs above and below the clock line.
-        self.changes.committed();
+        self.changes.committed(p.queued);
         // No verdict of loss or drain is pending that a later arrival may
         // overturn (renumbering the samples the change tests see).
         let settled = self.drain_watch.is_none() && self.loss_watch.is_none();
