@@ -8,10 +8,22 @@
 //! line that is too early as a long run of samples above it by a multiple
 //! of the mean residual, whose odds without a change are `e^-24`. A run
 //! whose residuals fall steadily from their peak is a backlog draining
-//! faster than the sensor, not a change. [`Changes::observe`] is the one
-//! place where a change is decided; the estimator then cuts the history
-//! (see `Estimator::commit`).
+//! faster than the sensor, not a change.
+//!
+//! A period step is a change of slope of the arrivals against their
+//! numbers, and [`SlopeSteps`] tests it as one: the two newest segments
+//! of free samples, each fitted with its own line, against each other.
+//! It needs no line of the estimator's (whose mode, floor or least
+//! squares, and whose history bend with the newest points) and reads the
+//! jitter the stream has shown from the segments themselves, so a step
+//! smaller than the jitter is found as soon as it has moved the arrivals
+//! by more than the jitter can.
+//!
+//! [`Changes::observe`] and [`SlopeSteps::observe`] are the places where a
+//! change is decided; the estimator then cuts the history (see
+//! `Estimator::commit`).
 
+use super::fit::Point;
 use super::tuning::Tuning;
 
 /// Where a committed sample lies against the clock line, as the change
@@ -33,6 +45,10 @@ pub(super) struct Residuals {
     pub mu: f64,
     /// The floor's slope (the period), ns per sample.
     pub slope: f64,
+    /// How far above the floor the jitter the stream has shown reaches
+    /// (`LineFit::jitter_reach`), ns; infinite where the residual is not
+    /// judged on it (a quantised clock).
+    pub reach: f64,
     /// The residuals look exponential (the lower levels count too).
     pub exponential: bool,
 }
@@ -51,6 +67,11 @@ pub(super) struct Changes {
     pause_watch: u32,
     /// Samples in a row below the floor.
     below_run: u32,
+    /// Samples in a row above the jitter's reach, and the residuals of the
+    /// first and the last of them.
+    beyond_run: (u32, f64, f64),
+    /// The slope test of a period step.
+    slope: SlopeSteps,
 }
 
 impl Changes {
@@ -66,6 +87,16 @@ impl Changes {
     pub fn forget_runs(&mut self) {
         self.above_runs = [0; 3];
         self.below_run = 0;
+        self.beyond_run = (0, 0.0, 0.0);
+        self.slope.forget();
+    }
+
+    /// Takes in a committed sample after it entered the history `pts`
+    /// (oldest first) for the slope test of a period step ([`SlopeSteps`]);
+    /// `period` is the line's slope. Returns how many of the newest points
+    /// to keep when the period stepped.
+    pub fn slope_step(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
+        self.slope.observe(pts, period, t)
     }
 
     /// A pause verdict: for the next `samples` committed samples, the runs
@@ -75,10 +106,17 @@ impl Changes {
         self.pause_watch = samples;
     }
 
-    /// A sample is committed (whether or not it is observed).
+    /// A sample is committed (whether or not it is observed); `queued`: it
+    /// came in a burst or a packet. Such a sample ends a run beyond the
+    /// jitter's reach: a packet's free sample lies where the packet's phase
+    /// puts it, which drifts for long runs (a USB adapter's timer against
+    /// the sensor's period), not where a longer period would.
     #[inline(always)]
-    pub fn committed(&mut self) {
+    pub fn committed(&mut self, queued: bool) {
         self.pause_watch = self.pause_watch.saturating_sub(1);
+        if queued {
+            self.beyond_run = (0, 0.0, 0.0);
+        }
     }
 
     /// Takes in a free (not queued) committed sample with valid residual
@@ -92,8 +130,30 @@ impl Changes {
             unit,
             mu,
             slope,
+            reach,
             exponential,
         } = s;
+        // Beyond the jitter's reach: a few samples in a row there, rising,
+        // are a step whatever the jitter's law (see `Tuning::beyond_run`);
+        // a draining backlog falls instead.
+        // Each sample of the run no less late than the one before but for
+        // the jitter's spread (a longer period adds to every residual; a
+        // backlog drained with losses on the link falls between them).
+        let spread = (reach - mu).max(0.0);
+        self.beyond_run = match self.beyond_run {
+            _ if r <= reach => (0, 0.0, 0.0),
+            (0, _, _) => (1, r, r),
+            (run, first, prev) if r >= prev - spread => (run.saturating_add(1), first, r),
+            _ => (1, r, r),
+        };
+        // After a pause the runs above the floor are judged by the levels
+        // (a drain follows); see `watch_pause`.
+        // A longer period also makes the run grow by more than the jitter
+        // spreads; a run of samples numbered one too low (a revised
+        // verdict, a packet's held samples) lies a period up, level.
+        let beyond = self.beyond_run.0 >= t.beyond_run
+            && r - self.beyond_run.1 > spread
+            && self.pause_watch == 0;
         if below < -t.below_factor * mu {
             self.below_run += 1;
         } else {
@@ -138,8 +198,280 @@ impl Changes {
         };
         let reached = |i: usize| self.above_runs[i] >= needed(i) && !draining(i);
         let above = reached(0) || ((reached(1) || reached(2)) && exponential);
-        above || self.below_run >= t.below_run
+        above || beyond || self.below_run >= t.below_run
     }
+}
+
+/// The slope test of a shorter period: every `m / 2` committed samples,
+/// for each window length `m` of `Tuning::step_windows`, the newest `2m`
+/// free samples are split into two segments of `m`, each fitted by least
+/// squares, and their slopes compared; the newest sample must also lie
+/// below the older segment's floor extended, where no sample on time
+/// comes (a backlog draining towards the floor falls as fast, but from
+/// above it). A longer period puts samples beyond the jitter's reach above
+/// the floor instead (`Tuning::beyond_run`), where this test would also
+/// see a stall.
+///
+/// Without a change the two slopes differ by the jitter alone: their
+/// difference over its standard error (from the segments' own scatter
+/// about their lines) is then a t statistic of about `2m − 4` degrees of
+/// freedom (windows holding a queued sample, a packet or a burst, are not
+/// tested), which reaches `Tuning::step_t` with odds of about `1e-9`
+/// (Gaussian residuals; a single far outlier moves it by at most about
+/// 1.2, see the tests). A slope change smaller than `Tuning::step_min`
+/// of the period is a wandering rate (a crystal's, at most a few hundred
+/// ppm), not a step: the line's forgetting and the wander tracker follow
+/// it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SlopeSteps {
+    /// Committed samples since the last cut (the test's clock).
+    count: u32,
+}
+
+/// Least-squares sums of one segment: `(x, y)` relative to its first
+/// point.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seg {
+    k: f64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+    syy: f64,
+}
+
+impl Seg {
+    #[inline(always)]
+    fn add(&mut self, x: f64, y: f64) {
+        self.k += 1.0;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+        self.syy += y * y;
+    }
+
+    /// The slope, the centred `Σx²` and the sum of squared residuals.
+    fn fit(&self) -> (f64, f64, f64) {
+        let cxx = self.sxx - self.sx * self.sx / self.k;
+        let cxy = self.sxy - self.sx * self.sy / self.k;
+        let cyy = self.syy - self.sy * self.sy / self.k;
+        let b = cxy / cxx;
+        (b, cxx, (cyy - b * cxy).max(0.0))
+    }
+}
+
+impl SlopeSteps {
+    /// Forgets the clock (after the history was cut or renumbered).
+    pub fn forget(&mut self) {
+        self.count = 0;
+    }
+
+    /// Takes in a committed sample, after it entered the history `pts`
+    /// (oldest first); `period` is the line's slope. Returns, when the
+    /// slope changed, how many of the newest history points span the
+    /// window that found it (the change lies within them).
+    pub fn observe(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
+        self.count = self.count.saturating_add(1);
+        if period.is_nan() || period <= 0.0 || t.step_t <= 0.0 {
+            return None;
+        }
+        for &m in &t.step_windows {
+            // Both segments within the points `change_point` searches.
+            let m = m.clamp(4, CHANGE_SEARCH_MAX / 2);
+            let every = (m / 2) as u32;
+            if self.count < 2 * m as u32 || !self.count.is_multiple_of(every) {
+                continue;
+            }
+            if let Some(span) = Self::test(pts, m, period, t) {
+                return Some(span);
+            }
+        }
+        None
+    }
+
+    /// The test of one window length `m` (see [`SlopeSteps`]).
+    fn test(pts: &[Point], m: usize, period: f64, t: &Tuning) -> Option<usize> {
+        let last = pts.last()?;
+        let (mut newer, mut older) = (Seg::default(), Seg::default());
+        let (mut free, mut span) = (0usize, 0);
+        for (i, p) in pts.iter().rev().enumerate() {
+            if p.queued {
+                // A packet or a burst in the window: its free samples' delays
+                // follow the packets' phase, not independent jitter, and the
+                // t statistic does not hold.
+                return None;
+            }
+            // Relative to the newest point and the line's slope, so that
+            // the sums stay small.
+            let x = (p.n - last.n) as f64;
+            let y = (p.q - last.q) as f64 - period * x;
+            if free < m {
+                newer.add(x, y);
+            } else {
+                older.add(x, y);
+            }
+            free += 1;
+            span = i + 1;
+            if free == 2 * m {
+                break;
+            }
+        }
+        if free < 2 * m {
+            return None;
+        }
+        let (b1, c1, e1) = newer.fit();
+        let (b0, c0, e0) = older.fit();
+        let d = b0 - b1;
+        let s2 = (e1 + e0) / (2 * m - 4) as f64;
+        let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
+        // A jitter-free stream (se 0) steps on any slope change beyond
+        // `step_min`.
+        if !(d.is_finite() && d >= t.step_min * period && d > t.step_t * se) {
+            return None;
+        }
+        // A shorter period puts the newest samples (`Tuning::below_run` of
+        // them) below the older segment's floor extended at the line's
+        // period: no sample on time comes there. A backlog draining
+        // towards the floor falls as fast, from above it.
+        let older_floor = pts[pts.len() - span..]
+            .iter()
+            .rev()
+            .filter(|p| !p.queued)
+            .skip(m)
+            .map(|p| (p.q - last.q) as f64 - period * (p.n - last.n) as f64)
+            .fold(f64::INFINITY, f64::min);
+        let newest = pts[pts.len() - span..]
+            .iter()
+            .rev()
+            .filter(|p| !p.queued)
+            .take(t.below_run as usize)
+            .map(|p| (p.q - last.q) as f64 - period * (p.n - last.n) as f64)
+            .fold(f64::NEG_INFINITY, f64::max);
+        (newest < older_floor).then_some(span)
+    }
+}
+
+/// The most points [`change_point`] searches (its buffers live on the
+/// stack).
+pub(super) const CHANGE_SEARCH_MAX: usize = 512;
+
+/// A lower hull built one point at a time, in a fixed buffer: Andrew's
+/// monotone chain, with x increasing (`forward`) or decreasing.
+struct Hull {
+    v: [(f64, f64); CHANGE_SEARCH_MAX],
+    len: usize,
+    forward: bool,
+    k: f64,
+    sx: f64,
+    sy: f64,
+}
+
+impl Hull {
+    fn new(forward: bool) -> Self {
+        Hull {
+            v: [(0.0, 0.0); CHANGE_SEARCH_MAX],
+            len: 0,
+            forward,
+            k: 0.0,
+            sx: 0.0,
+            sy: 0.0,
+        }
+    }
+
+    fn push(&mut self, x: f64, y: f64) {
+        while self.len >= 2 {
+            let (ax, ay) = self.v[self.len - 2];
+            let (bx, by) = self.v[self.len - 1];
+            let cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
+            // Forward, the lower hull turns left (cross > 0); backward, right.
+            if (self.forward && cross > 0.0) || (!self.forward && cross < 0.0) {
+                break;
+            }
+            self.len -= 1;
+        }
+        if self.len < CHANGE_SEARCH_MAX {
+            self.v[self.len] = (x, y);
+            self.len += 1;
+        }
+        self.k += 1.0;
+        self.sx += x;
+        self.sy += y;
+    }
+
+    /// The sum of the points' residuals above their lower hull's line at
+    /// their mean `x` (the one-way LP line): the jitter a one-sided delay
+    /// law leaves on them. Infinite with fewer than two hull vertices.
+    fn excess(&self) -> f64 {
+        if self.len < 2 {
+            return f64::INFINITY;
+        }
+        let xm = self.sx / self.k;
+        let hull = &self.v[..self.len];
+        for w in hull.windows(2) {
+            let ((ax, ay), (bx, by)) = (w[0], w[1]);
+            let (lo, hi) = if ax <= bx { (ax, bx) } else { (bx, ax) };
+            if (lo..=hi).contains(&xm) && hi > lo {
+                let floor = ay + (by - ay) * (xm - ax) / (bx - ax);
+                return self.sy - self.k * floor;
+            }
+        }
+        f64::INFINITY
+    }
+}
+
+/// Where the line changed within the newest `span` points of the history
+/// `pts` (oldest first): how many of the newest points lie after the
+/// change, at least `min_seg` free ones.
+///
+/// The points are split in two at every place that leaves `min_seg` free
+/// points on each side, each side fitted with its own floor, the lower
+/// hull's one-way LP line (a step of the period bends the arrivals, a
+/// step of the clock moves them; either way two lines), and the split
+/// whose two floors leave the least residual above them wins: the
+/// likeliest split under one-sided delays, and one that a few far-late
+/// samples (heavy-tailed delays) do not move. Both hulls are built
+/// incrementally, one pass from each end; it runs once per detected
+/// change, over at most [`CHANGE_SEARCH_MAX`] points. Keeping only the
+/// points after the change matters: a few before it, left in a young
+/// history, bend its floor and its residual statistics for as long as they
+/// stay.
+pub(super) fn change_point(pts: &[Point], span: usize, min_seg: usize) -> usize {
+    let span = span.min(pts.len()).min(CHANGE_SEARCH_MAX);
+    let window = &pts[pts.len() - span..];
+    let Some(last) = window.last() else {
+        return 0;
+    };
+    let min_seg = min_seg.max(2) as f64;
+    let xy = |p: &Point| ((p.n - last.n) as f64, (p.q - last.q) as f64);
+    // `after[i]`: the excess of the free points at positions `i..`.
+    let mut after = [f64::INFINITY; CHANGE_SEARCH_MAX + 1];
+    let mut hull = Hull::new(false);
+    for (i, p) in window.iter().enumerate().rev() {
+        if !p.queued {
+            let (x, y) = xy(p);
+            hull.push(x, y);
+        }
+        if hull.k >= min_seg {
+            after[i] = hull.excess();
+        }
+    }
+    let total = hull.k;
+    let mut before = Hull::new(true);
+    let (mut best, mut best_excess) = (span, f64::INFINITY);
+    for (i, p) in window.iter().enumerate() {
+        if before.k >= min_seg && total - before.k >= min_seg {
+            let e = before.excess() + after[i];
+            if e < best_excess {
+                (best, best_excess) = (span - i, e);
+            }
+        }
+        if !p.queued {
+            let (x, y) = xy(p);
+            before.push(x, y);
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -156,6 +488,7 @@ mod tests {
             unit: 100.0,
             mu: 100.0,
             slope: 1e7,
+            reach: f64::INFINITY,
             exponential,
         }
     }
@@ -240,8 +573,8 @@ mod tests {
         // The watch runs out with the committed samples.
         let mut c = Changes::default();
         c.watch_pause(2);
-        c.committed();
-        c.committed();
+        c.committed(false);
+        c.committed(false);
         assert_eq!(samples_to_change(&mut c, r, false), Some(run));
         // Forgetting the runs starts them over; reset clears everything.
         let mut c = Changes::default();
@@ -253,5 +586,96 @@ mod tests {
         c.watch_pause(5);
         c.reset();
         assert_eq!(c.pause_watch, 0);
+    }
+
+    /// Points of a line of period `p` ns whose period becomes `p2` after
+    /// number `at`, each `delay(k)` ns late.
+    fn kinked(p: i64, p2: i64, at: i64, n: i64, delay: impl Fn(i64) -> i64) -> Vec<Point> {
+        (0..n)
+            .map(|k| {
+                let t = if k <= at {
+                    k * p
+                } else {
+                    at * p + (k - at) * p2
+                };
+                Point {
+                    n: k,
+                    q: t + delay(k),
+                    queued: false,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_change_point_is_where_the_period_stepped() {
+        // Exponential-like delays from a fixed pattern, a 3 % step after
+        // 200 or 120 of 240 points, and a sample far late (heavy tail)
+        // just before it: the points after the step are kept (and the one
+        // at it, which lies on both lines, or not).
+        let delay = |k: i64| (k * 7919 % 101) * 1_000 + if k == 195 { 40_000_000 } else { 0 };
+        for (p2, at) in [(9_700_000, 200), (10_300_000, 200), (9_700_000, 120)] {
+            let pts = kinked(10_000_000, p2, at, 240, delay);
+            let after = (239 - at) as usize;
+            let kept = change_point(&pts, 256, 3);
+            assert!(kept == after || kept == after + 1, "{p2} at {at}: {kept}");
+        }
+    }
+
+    #[test]
+    fn the_slope_test_finds_a_shorter_period_and_not_a_drain() {
+        let t = Tuning::default();
+        let run = |pts: &[Point]| {
+            let mut s = SlopeSteps::default();
+            (1..=pts.len()).find_map(|i| s.observe(&pts[..i], 1e7, &t).map(|_| i))
+        };
+        let jitter = |k: i64| (k * 7919 % 101) * 2_000;
+        // 2 % shorter from sample 300: found within 40 samples.
+        let found = run(&kinked(10_000_000, 9_800_000, 300, 600, jitter));
+        assert!(
+            matches!(found, Some(i) if (300..340).contains(&i)),
+            "{found:?}"
+        );
+        // No step: never.
+        assert_eq!(run(&kinked(10_000_000, 10_000_000, 300, 600, jitter)), None);
+        // A backlog 30 periods late drained at 0.8 periods a sample: never.
+        let drain = |k: i64| {
+            jitter(k)
+                + if k >= 300 {
+                    (300_000_000 - (k - 300) * 2_000_000).max(0)
+                } else {
+                    0
+                }
+        };
+        assert_eq!(run(&kinked(10_000_000, 10_000_000, 300, 600, drain)), None);
+    }
+
+    #[test]
+    fn beyond_the_reach_only_a_rising_run_of_free_samples_is_a_change() {
+        let t = Tuning::default();
+        // Mean residual 100 ns, the jitter reaching 600 ns.
+        let beyond = |r: f64| Residuals {
+            reach: 600.0,
+            ..at(r, false)
+        };
+        // Rising by a period's 1 % per sample from 1000 ns: a change once
+        // it rose by more than the jitter's spread (500 ns).
+        let mut c = Changes::default();
+        let found = (0..100).find(|&k| {
+            c.committed(false);
+            c.observe(beyond(1000.0 + 1e5 * f64::from(k)), &t)
+        });
+        assert_eq!(found, Some(t.beyond_run - 1));
+        // Level a period up (samples numbered one too low): not before the
+        // run of the first level (a clock step) is reached.
+        let mut c = Changes::default();
+        assert!((1..t.above_levels[0].1).all(|_| !c.observe(beyond(1e7), &t)));
+        // Rising, but a queued sample (a packet) between each few: not
+        // before the first level's run either.
+        let mut c = Changes::default();
+        assert!((1..t.above_levels[0].1).all(|k| {
+            c.committed(k % 3 == 0);
+            !c.observe(beyond(1000.0 + 1e5 * f64::from(k)), &t)
+        }));
     }
 }

@@ -369,6 +369,11 @@ impl LineFit {
         self.pts.iter()
     }
 
+    /// The points held, oldest first, as one slice.
+    pub fn history(&self) -> &[Point] {
+        self.pts.as_slices().0
+    }
+
     /// The oldest point.
     pub fn first(&self) -> Option<Point> {
         self.pts.front().copied()

@@ -29,11 +29,15 @@
 //!    line. Before the fit matures, the young line: a running minimum at
 //!    the expected period (`Estimator::young_line`). A rate that wanders
 //!    (no line fits) is followed by a local tracker (`wander.rs`).
-//! 3. **Changes** (`changes.rs`): runs of residuals far above or below the
-//!    line signal a period step or a clock step, and the history is cut; a
-//!    run falling steadily from its peak is a draining backlog, not a
-//!    change. Stalls and the bursts after them are queued samples, kept
-//!    out of the line's level.
+//! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
+//!    of residuals far above or below the line, or beyond the jitter's
+//!    reach, signal a period step or a clock step; a slope test of the
+//!    newest samples finds a shorter period under any jitter. The history
+//!    is then cut where the change lies (two floors fitted on either side
+//!    of it), so that only samples after it are kept; a run falling
+//!    steadily from its peak is a draining backlog, not a change. Stalls
+//!    and the bursts after them are queued samples, kept out of the
+//!    line's level (`Estimator::queued_behind`).
 //! 4. **Quantised arrival clocks** (`quant.rs`): the gcd of the arrival
 //!    gaps, or a host timer tick the stamps gather on; the line is then
 //!    the maximum-likelihood one for delays read on that grid.
@@ -1725,7 +1729,10 @@ impl Estimator {
             None
         };
         // Stage 3, changes: the runs above and below the clock line.
-        self.changes.committed();
+        self.changes.committed(p.queued);
+        // No verdict of loss or drain is pending that a later arrival may
+        // overturn (renumbering the samples the change tests see).
+        let settled = self.drain_watch.is_none() && self.loss_watch.is_none();
         if !p.queued
             && self.fit.stats_valid()
             && let Some(f) = self.fit.floor()
@@ -1736,9 +1743,10 @@ impl Estimator {
             // the line, by a phase that may repeat for long runs (two
             // phases, a 100 Hz sensor on a 4 ms tick): it is judged by its
             // delay beyond the tick, against the fitted delay mean.
-            let (x, unit) = match self.fit.quantised_excess(p.n, p.q) {
-                Some(k) => (k, 1.0),
-                None => (r, mu),
+            let (x, unit, reach) = match self.fit.quantised_excess(p.n, p.q) {
+                Some(k) => (k, 1.0, f64::INFINITY),
+                None if settled => (r, mu, self.fit.jitter_reach()),
+                None => (r, mu, f64::INFINITY),
             };
             let residuals = Residuals {
                 r,
@@ -1753,6 +1761,7 @@ impl Estimator {
                 unit,
                 mu,
                 slope: f.slope,
+                reach,
                 exponential: self.fit.exponential_like(),
             };
             change = self.changes.observe(residuals, &self.cfg.tuning);
@@ -1786,10 +1795,29 @@ impl Estimator {
             self.pulses.forget(&self.cfg);
             self.st.changes_detected += 1;
         }
+        // Stage 3, changes: a period step, as a change of the slope; then
+        // where the change lies, to keep only the points after it.
+        let t = &self.cfg.tuning;
+        let mut span = t.change_search;
+        if !change
+            && restore.is_none()
+            && settled
+            && self.matured
+            && self.fit.rebuilt_floor().is_none()
+            && let Some(f) = self.fit.active()
+            && let Some(s) = self.changes.slope_step(self.fit.history(), f.slope, t)
+        {
+            (change, span) = (true, s);
+        }
+        let keep = if change {
+            changes::change_point(self.fit.history(), span, t.change_min_seg)
+        } else {
+            0
+        };
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {
-            self.fit.keep_last(self.cfg.tuning.keep_after_change);
+            self.fit.keep_last(keep);
             self.pulses.refs.keep_last(2);
             self.pulses.summarise(&self.fit);
             self.forget_change_runs();

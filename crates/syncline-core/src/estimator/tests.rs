@@ -3239,3 +3239,72 @@ fn jitter_wider_than_a_period_is_not_taken_for_losses() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A sensor whose period steps by 1-5 % (shorter or longer) after 600-800
+/// of its 1500 samples, 1 ms + symmetric jitter late (Gaussian of mean 3σ
+/// or uniform, 3-20 % of a period wide), period 10-500 ms, FIFO delivery:
+/// the period, a description and `(time, arrival)` per sample.
+fn stepping_stream(seed: u64, shorter: bool) -> (i64, String, Vec<(i64, i64)>) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let p = (10e6 * 50f64.powf(rng.next())) as i64;
+    let scale = (0.03 + 0.17 * rng.next()) * p as f64;
+    let gaussian = rng.next() < 0.5;
+    let step = 0.01 + 0.04 * rng.next();
+    let factor = if shorter { 1.0 - step } else { 1.0 + step };
+    let at = 600 + (rng.next() * 200.0) as i64;
+    let (mut t, mut last, mut samples) = (T0 as f64, 0i64, Vec::new());
+    for k in 0..1500i64 {
+        let d = if gaussian {
+            (scale / 3.0 * (3.0 + rng.normal())).max(0.0)
+        } else {
+            scale * rng.next()
+        };
+        let q = (t as i64 + 1_000_000 + d as i64).max(last + 20_000);
+        samples.push((t as i64, q));
+        last = q;
+        t += p as f64 * if k >= at { factor } else { 1.0 };
+    }
+    let law = if gaussian { "Gaussian" } else { "uniform" };
+    let what = format!("step {factor:.4} at {at}, {law} jitter of {scale:.0} ns");
+    (p, what, samples)
+}
+
+/// [`stepping_stream`] through an estimator with tuning `t`: the RMS
+/// error (about the median) of the samples before the step and of those
+/// from 150 after it on, in periods.
+fn step_rms(seed: u64, shorter: bool, t: Tuning) -> (f64, f64, String, EstimatorStatus) {
+    let (p, what, samples) = stepping_stream(seed, shorter);
+    let mut c = EstimatorConfig::new(TimeDelta::from_secs(5)).with_tuning(t);
+    c.period = Some(TimeDelta::from_nanos(p));
+    let mut e = Estimator::new(c).unwrap();
+    let errs = errors(&mut e, &samples);
+    let med = median(&errs[100..]) as f64;
+    let rms = |x: &[i64]| {
+        let ss = x.iter().map(|&v| (v as f64 - med).powi(2)).sum::<f64>();
+        (ss / x.len() as f64).sqrt() / p as f64
+    };
+    (rms(&errs[100..600]), rms(&errs[950..]), what, e.status())
+}
+
+/// Period steps under symmetric jitter ([`stepping_stream`]): from 150
+/// samples after the step on, every stream is estimated within 5 % of a
+/// period RMS (at most 2.4 % here). Under symmetric jitter the fit is in
+/// least squares and keeps no floor of a rebuild, and the live floor bends
+/// down with the samples of a shorter period, none of which lies far below
+/// it: without the slope test (`Tuning::step_t` at 0) the shorter periods
+/// of seeds 4, 7, 10, 14 and 16 were found hundreds of samples late or never
+/// (7-13 % of a period RMS), as one of a 68 Hz sensor in
+/// `scripts/family_draws.py --seed 2 --kinds period_step` was.
+#[test]
+fn period_steps_under_symmetric_jitter_are_followed() {
+    for shorter in [true, false] {
+        for seed in 1..=16u64 {
+            let (_, after, what, st) = step_rms(seed, shorter, Tuning::default());
+            assert!(
+                after < 0.05,
+                "seed {seed}, {what}: {after:.4} periods RMS, {st:?}"
+            );
+            assert!(st.changes_detected >= 1, "seed {seed}, {what}: {st:?}");
+        }
+    }
+}

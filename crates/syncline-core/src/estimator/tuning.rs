@@ -328,6 +328,17 @@ pub struct Tuning {
     /// Set off, none of the 13 public scenarios misses its target: it guards the case
     /// described above.
     pub below_run: u32,
+    /// Consecutive samples beyond the jitter's reach above the floor (`ls_limit_sd` residual
+    /// standard deviations above the mean residual), none less late than the first, that
+    /// signal that the line is too early: a longer period, whatever the jitter's law. Each
+    /// such sample has odds of about `e^-6` under exponential delays (so four in a row
+    /// `e^-24`, as the runs of `above_levels`), `3e-7` under Gaussian jitter and none under
+    /// uniform jitter. Where the jitter is symmetric, `above_levels` waits for residuals of
+    /// twice the mean, six standard deviations of a Gaussian, and then twelve of them: a
+    /// 4 % step of a 2 Hz sensor had put its estimates 230 ms early by then.
+    /// (`scripts/family_draws.py --seed 2 --kinds period_step --draws 80`: 76.2 to 80.0 % of
+    /// the draws within Rock's RMS.)
+    pub beyond_run: u32,
     /// See `below_run`: how far below the floor, in mean residuals, a sample counts as below
     /// it. Also bounds how far before the floor a sample on time may come in the loss verdicts.
     pub below_factor: f64,
@@ -336,11 +347,39 @@ pub struct Tuning {
     pub drain_fall: f64,
     /// The fall from the run's peak must also exceed this many mean residuals.
     pub drain_jitter: f64,
-    /// Samples kept after a detected change (period step, clock step).
-    ///
-    /// Measured: keeping the whole history after a change, S8 (period step) misses its
-    /// target (9.0 ms RMS against a 0.5 ms target).
-    pub keep_after_change: usize,
+    /// The window lengths, in free samples, of the slope test of a shorter period
+    /// (`changes::SlopeSteps`, at most 256): each window length `m` compares the slopes of the
+    /// newest two segments of `m` samples every `m / 2` samples (4 points of work per sample
+    /// and window length). Short windows find large steps within a few tens of samples; long
+    /// ones a step of 0.5 % under a jitter of half a period, which takes a few hundred samples
+    /// to move the arrivals beyond their jitter. The test is what finds a shorter period under
+    /// symmetric jitter, where the live floor bends down with the newest samples and no
+    /// floor of a rebuild is kept to judge them against (`below_run`): `scripts/family_draws.py
+    /// --seed 2 --kinds period_step --draws 80` went from 61.2 to 67.5 % of the draws within
+    /// Rock's RMS with it (a 3.8 % step of a 68 Hz sensor under Gaussian jitter had been found
+    /// 700 samples late).
+    pub step_windows: [usize; 5],
+    /// The t statistic (slope difference over its standard error) from which the slope test
+    /// signals a period step: odds of about `1e-9` per test without a change under Gaussian
+    /// residuals, so that thousands of tests per stream raise no false step. At 0 the test is
+    /// off.
+    pub step_t: f64,
+    /// The smallest slope change, as a fraction of the period, that the slope test takes for a
+    /// period step: 2000 ppm, ten times the largest swing of a crystal's rate (±100 ppm), so
+    /// that a wandering rate is followed by the line and the wander tracker, not cut as steps.
+    pub step_min: f64,
+    /// The newest history points searched for where a change lies once the runs above or
+    /// below the floor found it (`changes::change_point`, at most 512): a step of 0.5 % under
+    /// a jitter of a tenth of a period takes a few tens of samples to show.
+    pub change_search: usize,
+    /// The fewest free points on each side of a change where it is searched for, and so the
+    /// fewest kept after it: three points fit a line and show its scatter. Only the points
+    /// after the change are kept: a fixed dozen (as before) kept the few samples before a
+    /// step that its detection took, which bent the young floor and its residual statistics
+    /// (into least squares) for hundreds of samples (`scripts/family_draws.py --seed 2
+    /// --kinds period_step --draws 80`: 67.5 % of the draws within Rock's RMS with the
+    /// dozen, 76.2 % with the search).
+    pub change_min_seg: usize,
     /// Samples after a pause verdict over which a step of the line is looked for with runs
     /// `pause_run_divisor` times shorter: the device's clock may have moved by less than the
     /// jitter.
@@ -592,9 +631,14 @@ impl Default for Tuning {
             above_levels: [(2.0, 12), (1.0, 24), (0.5, 48)],
             below_run: 4,
             below_factor: 0.5,
+            beyond_run: 4,
             drain_fall: 0.05,
             drain_jitter: 4.0,
-            keep_after_change: 12,
+            step_windows: [16, 32, 64, 128, 256],
+            step_t: 6.0,
+            step_min: 0.002,
+            change_search: 256,
+            change_min_seg: 3,
             pause_watch: 48,
             pause_run_divisor: 3,
             soft_tick_after: 64,
