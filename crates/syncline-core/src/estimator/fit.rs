@@ -1014,25 +1014,11 @@ impl LineFit {
                 .extend(s.iter().filter(|p| !p.queued).map(|p| residual(p).2));
         }
         let len = self.scratch.len();
-        // A median of few points is no measure of the jitter yet
-        // (`Tuning::wide_min_points`).
-        if len < self.t.wide_min_points {
+        if len == 0 {
             return None;
         }
-        let (_, m, above) = self.scratch.select_nth_unstable_by(len / 2, f64::total_cmp);
-        let m = *m;
-        // The 90 % quantile, from the residuals above the median: a heavy
-        // tail (`Tuning::wide_tail_ratio`) keeps the half-period reach.
-        let k90 = (len * 9 / 10).saturating_sub(len / 2 + 1);
-        let p90 = match above.len() {
-            0 => m,
-            _ => {
-                *above
-                    .select_nth_unstable_by(k90.min(above.len() - 1), f64::total_cmp)
-                    .1
-            }
-        };
-        (m.is_finite() && m > 0.0 && p90 <= self.t.wide_tail_ratio * m).then_some(m)
+        let (_, m, _) = self.scratch.select_nth_unstable_by(len / 2, f64::total_cmp);
+        m.is_finite().then_some(*m)
     }
 
     /// Residual statistics above the floor from `k` residuals.

@@ -222,19 +222,6 @@ pub struct Tuning {
     /// Measured with `scripts/family_draws.py --kinds uniform,gaussian,gamma --draws 20
     /// --seed 5`: the draws within Rock's RMS went from 70, 80 and 65 % to 100 % each.
     pub stats_reach: f64,
-    /// The wide reach of `stats_reach` holds only for light tails: where the free points' 90 %
-    /// residual quantile is above this many medians, the statistics keep their half-period
-    /// reach. The laws' own ratios: uniform 1.8, Gaussian under 2, gamma (shape 1.5-4) 2-2.5,
-    /// exponential 3.3; Pareto delays of shape 1.5-2.5 4.7-6.4, whose bursts behind long
-    /// delays a median reach takes for the jitter (the fitted period then collapsed to the
-    /// bursts' spacing: `scripts/family_draws.py --kinds heavy_tailed --seed 2 --first 13
-    /// --draws 1` went from 1.2 to 12.5 x Rock's RMS with a million false losses).
-    pub wide_tail_ratio: f64,
-    /// The free points the median and the 90 % quantile of `wide_tail_ratio` need: on 32
-    /// points of Pareto delays (shape 1.64) the ratio read 2.4, a light tail, and the draw of
-    /// `wide_tail_ratio` collapsed; from 48 it read 4-11 on that draw (and 1.9-3.4 when its
-    /// history held few bursts), while the uniform, Gaussian and gamma draws keep their gain.
-    pub wide_min_points: usize,
     /// The arrival gaps' mean distance to a whole number of periods (in periods, for gaps not
     /// queued) from which the jitter spans periods, and below which it no longer does
     /// (hysteresis): `(enter, leave)`. The mean is a quarter period where the jitter spans
@@ -612,8 +599,6 @@ impl Default for Tuning {
             restore_tol: 0.25,
             min_stats_points: 24,
             stats_reach: 3.0,
-            wide_tail_ratio: 4.0,
-            wide_min_points: 48,
             wide_jitter_gap: (0.225, 0.2),
             wide_jitter_memory: 64.0,
             wide_jitter_gaps: 8,
