@@ -17,6 +17,15 @@ fn at(ns: i64) -> Timestamp {
     Timestamp::from_nanos(ns)
 }
 
+/// A current-thread runtime on tokio's paused clock, for the proptests.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 /// An input: sample `k` is stamped `T0 + phase + k·period` and arrives
 /// `latency(k)` later (FIFO), on the paused clock that reads `T0` at start.
 fn timed_input(
@@ -250,11 +259,7 @@ proptest! {
             (any::<bool>(), 1usize..6, 0i64..20, prop::option::of(0i64..15), 1u8..8), 1..4),
         timeout_ms in 1i64..40,
     ) {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
+        let rt = paused_runtime();
         rt.block_on(async move {
             let ms = 1_000_000i64;
             let clock = TokioClock::starting_at(at(T0));
@@ -369,11 +374,7 @@ proptest! {
         inputs in prop::collection::vec((1i64..20, 0i64..10, 1usize..300), 1..4),
         consumers in prop::collection::vec((1usize..40, 1usize..8, 1u8..8), 1..4),
     ) {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
+        let rt = paused_runtime();
         rt.block_on(async move {
             let mut r = RouterBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(5) });
             let mut ids = Vec::new();
