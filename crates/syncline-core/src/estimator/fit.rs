@@ -371,7 +371,7 @@ impl LineFit {
 
     /// The points held, oldest first, as one slice.
     pub fn history(&self) -> &[Point] {
-        self.pts.as_slices().0
+        self.pts.as_slice()
     }
 
     /// The oldest point.
@@ -743,10 +743,9 @@ impl LineFit {
         // The points beyond `keep`, then those after them that are too old
         // (one pass over the old ones, then one cut).
         let over = len.saturating_sub(keep).min(len - 2);
-        let (a, b) = self.pts.as_slices();
-        let old = a
+        let pts = self.pts.as_slice();
+        let old = pts
             .iter()
-            .chain(b)
             .skip(over)
             .take_while(|p| now.saturating_sub(p.q) > max_span)
             .count();
@@ -835,14 +834,14 @@ impl LineFit {
                 (p.n.saturating_sub(first.n), p.q.saturating_sub(first.q))
             }
         };
-        let (a, b) = self.pts.as_slices();
+        let pts = self.pts.as_slice();
         let cnt = i64::try_from(self.pts.len()).unwrap_or(i64::MAX);
         // Each offset below 2^20 and at most 2^20 points: a plain sum
         // cannot overflow.
         let sx = if small {
-            (a.iter().chain(b)).fold(0i64, |s, p| s.wrapping_add(rel(p).0))
+            pts.iter().fold(0i64, |s, p| s.wrapping_add(rel(p).0))
         } else {
-            (a.iter().chain(b)).fold(0i64, |s, p| s.saturating_add(rel(p).0))
+            pts.iter().fold(0i64, |s, p| s.saturating_add(rel(p).0))
         };
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
         // The history only lost points at the front since the old hull was
@@ -868,7 +867,7 @@ impl LineFit {
         };
         match reuse {
             Some((h, i, v_n)) => {
-                for p in a.iter().chain(b).take_while(|p| p.n < v_n) {
+                for p in pts.iter().take_while(|p| p.n < v_n) {
                     push(&mut self.hull, rel(p));
                 }
                 for &(x, y) in &self.spare[i..] {
@@ -879,13 +878,13 @@ impl LineFit {
                     };
                     push(&mut self.hull, rel(&p));
                 }
-                let after = a.iter().chain(b).rev().take_while(|p| p.n > h).count();
+                let after = pts.iter().rev().take_while(|p| p.n > h).count();
                 for p in self.pts.range(self.pts.len() - after..) {
                     push(&mut self.hull, rel(p));
                 }
             }
             None => {
-                for p in a.iter().chain(b) {
+                for p in pts.iter() {
                     push(&mut self.hull, rel(p));
                 }
             }
@@ -938,18 +937,14 @@ impl LineFit {
             None => (half, half),
         };
         self.shown_reach = lim;
-        let (a, b) = self.pts.as_slices();
-        // Slice by slice: a tighter loop than a chained iterator.
-        for s in [a, b] {
-            for p in s.iter().filter(|p| !p.queued) {
-                let (_, _, r) = residual(p);
-                free += 1;
-                near += usize::from((r - centre).abs() < near_lim);
-                if r < lim {
-                    k += 1;
-                    sum += r;
-                    ss += r * r;
-                }
+        for p in self.pts.iter().filter(|p| !p.queued) {
+            let (_, _, r) = residual(p);
+            free += 1;
+            near += usize::from((r - centre).abs() < near_lim);
+            if r < lim {
+                k += 1;
+                sum += r;
+                ss += r * r;
             }
         }
         // A history whose points are mostly not where they gather (within
@@ -975,13 +970,10 @@ impl LineFit {
         // stall would tilt the first least-squares line.
         let limit = prev_limit.or(self.ls_limit()).unwrap_or(f64::INFINITY);
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
-            let (a, b) = self.pts.as_slices();
-            for s in [a, b] {
-                for p in s.iter().filter(|p| !p.queued) {
-                    let (x, y, r) = residual(p);
-                    if r <= limit {
-                        self.sums.add(x, y, small);
-                    }
+            for p in self.pts.iter().filter(|p| !p.queued) {
+                let (x, y, r) = residual(p);
+                if r <= limit {
+                    self.sums.add(x, y, small);
                 }
             }
         }
@@ -1008,11 +1000,8 @@ impl LineFit {
             return None;
         }
         self.scratch.clear();
-        let (a, b) = self.pts.as_slices();
-        for s in [a, b] {
-            self.scratch
-                .extend(s.iter().filter(|p| !p.queued).map(|p| residual(p).2));
-        }
+        self.scratch
+            .extend(self.pts.iter().filter(|p| !p.queued).map(|p| residual(p).2));
         let len = self.scratch.len();
         if len == 0 {
             return None;

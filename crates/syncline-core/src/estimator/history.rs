@@ -88,15 +88,8 @@ impl History {
 
     /// The points, oldest first.
     #[inline]
-    fn as_slice(&self) -> &[Point] {
+    pub fn as_slice(&self) -> &[Point] {
         &self.buf[self.head..self.head + self.len]
-    }
-
-    /// The points as two slices, as `VecDeque::as_slices` (the second is
-    /// always empty here).
-    #[inline]
-    pub fn as_slices(&self) -> (&[Point], &[Point]) {
-        (self.as_slice(), &[])
     }
 
     /// The points, oldest first.
