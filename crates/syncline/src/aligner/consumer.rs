@@ -1,9 +1,10 @@
 //! Consumers of the aligner: each receives a chosen set of inputs, in one
 //! global timestamp order, through one queue with its own policy.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
@@ -28,8 +29,8 @@ pub enum QueuePolicy {
     /// Lossless while the consumer keeps up: when its queue is full the
     /// aligner waits for room (still taking in every input), for at most
     /// `deadline` (measured on the aligner's clock; without a clock it
-    /// waits for ever). The receiver wakes it when the queue is down to
-    /// half (one wake per half queue, not per sample), and any receiver of
+    /// waits for ever). The receiver wakes it every half queue it reads
+    /// (one wake per half queue, not per sample), and any receiver of
     /// the router does when it waits for a sample; live, every input
     /// arrival and the deadline also make it look for room. Past the
     /// deadline the consumer is marked **stalled**: its samples that find
@@ -127,9 +128,10 @@ pub struct ConsumerStatus {
     pub inputs: Vec<String>,
     /// Samples released to it by the aligner.
     pub routed: u64,
-    /// Samples it took from its queue.
+    /// Samples its receiver returned (`next`, `recv`, `try_recv`).
     pub received: u64,
-    /// Samples in its queue now.
+    /// Samples in its queue now (with those a backpressure receiver took
+    /// in its batch and has not returned yet).
     pub queued: usize,
     /// The longest its queue has been.
     pub max_queued: usize,
@@ -194,9 +196,20 @@ impl Reports {
     }
 }
 
+/// A queued sample: `(input index, stamp, item)`.
+type Item<E> = (u32, Timestamp, E);
+
 struct Queue<E> {
-    /// `(input index, stamp, item)`.
-    items: VecDeque<(u32, Timestamp, E)>,
+    items: VecDeque<Item<E>>,
+    /// Backpressure: samples the receiver moved to its own buffer at its
+    /// last refill. Those it has not returned yet (`held - taken`) count as
+    /// queued and against the capacity.
+    held: usize,
+    /// `taken` when it was last marked stalled: it is stalled until it
+    /// takes a sample again.
+    taken_at_stall: usize,
+    /// `received` counts the samples returned up to the last refill;
+    /// `queued` is computed when a status is taken.
     status: ConsumerStatus,
 }
 
@@ -206,29 +219,18 @@ struct Queue<E> {
 /// before it waits, so live latency is unchanged.
 pub(super) const BATCH: usize = 512;
 
-/// The driver's side of a consumer: releases not yet in its queue.
-struct Outbox<E> {
-    /// `(input index, stamp, item)`, at most the batch size.
-    items: Vec<(u32, Timestamp, E)>,
-    /// Backpressure: the queue's free room at the last hand-over; while the
-    /// outbox holds fewer items, they are sure to fit (only the driver adds
-    /// to the queue).
-    credit: usize,
-}
-
 /// A value alone on its cache lines (128 bytes: two lines, as adjacent-line
-/// prefetchers pair them), so the receiver's queue lock and the driver's
-/// outbox lock, on different cores, never invalidate each other.
+/// prefetchers pair them), so what the receiver writes and what the driver
+/// writes, on different cores, never invalidate each other.
 #[repr(align(128))]
 struct CacheLine<T>(T);
 
 /// The state a consumer shares between the aligner and its receiver.
 pub(super) struct Shared<E> {
     queue: CacheLine<Mutex<Queue<E>>>,
-    /// Only the driver locks it (never contended).
-    outbox: CacheLine<Mutex<Outbox<E>>>,
-    /// The outbox is handed over when it holds this many.
-    batch: usize,
+    /// Backpressure: samples the receiver returned from its buffer since
+    /// its last refill (written by the receiver only, read for a status).
+    taken: CacheLine<AtomicUsize>,
     /// The receiver waits for a sample.
     items: AtomicWaker,
     /// The aligner waits for room (backpressure); one waker for all the
@@ -247,10 +249,6 @@ impl<E> Shared<E> {
         self.queue.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn out(&self) -> MutexGuard<'_, Outbox<E>> {
-        self.outbox.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// A consumer of the router whose drop reports go to `reports` and
     /// whose receiver wakes the router's driver through `room`.
     pub(super) fn new(
@@ -260,10 +258,11 @@ impl<E> Shared<E> {
         room: Arc<AtomicWaker>,
     ) -> Self {
         let capacity = policy.capacity();
-        let batch = capacity.clamp(1, BATCH);
         Shared {
             queue: CacheLine(Mutex::new(Queue {
                 items: VecDeque::with_capacity(capacity.min(1 << 16)),
+                held: 0,
+                taken_at_stall: 0,
                 status: ConsumerStatus {
                     name: name.to_string(),
                     policy,
@@ -280,11 +279,7 @@ impl<E> Shared<E> {
                     closed: false,
                 },
             })),
-            outbox: CacheLine(Mutex::new(Outbox {
-                items: Vec::with_capacity(batch),
-                credit: capacity,
-            })),
-            batch,
+            taken: CacheLine(AtomicUsize::new(0)),
             items: AtomicWaker::new(),
             room,
             finished: AtomicBool::new(false),
@@ -308,31 +303,33 @@ impl<E> Shared<E> {
         });
     }
 
-    /// Delivers a released sample by the policy (the aligner checked room
-    /// for a backpressure consumer that is not stalled): into the outbox,
-    /// handed over to the queue once a batch is full.
-    pub(super) fn push(&self, input: u32, stamp: Timestamp, item: E) {
-        let mut o = self.out();
-        o.items.push((input, stamp, item));
-        if o.items.len() >= self.batch || o.items.len() >= o.credit {
-            self.hand_over(&mut o);
-        }
-    }
-
-    /// Hands the outbox over to the queue, by the policy, under one lock;
-    /// refreshes the credit. Returns whether a push would now wait for
-    /// room: a backpressure consumer, open, not stalled, with a full queue.
-    fn hand_over(&self, o: &mut Outbox<E>) -> bool {
+    /// Hands the driver's outbox `out` over to the queue, by the policy,
+    /// under one lock. Returns the new credit (the room left; unbounded for
+    /// keep-newest) and whether a push would now wait for room: a
+    /// backpressure consumer, open, not stalled, with a full queue.
+    fn hand_over(&self, out: &mut Vec<Item<E>>) -> (usize, bool) {
         let mut q = self.lock();
         let q = &mut *q;
         let was_empty = q.items.is_empty();
         let capacity = q.status.policy.capacity();
-        for (input, stamp, item) in o.items.drain(..) {
-            q.status.routed += 1;
+        // What the receiver holds and has not returned yet (it only
+        // returns more meanwhile: the room found is sure to be there).
+        let taken = self.taken.0.load(Ordering::Relaxed).min(q.held);
+        if q.status.stalled && taken > q.taken_at_stall {
+            q.status.stalled = false;
+        }
+        let held = q.held - taken;
+        q.status.routed += out.len() as u64;
+        if !q.status.closed && q.items.len() + held + out.len() <= capacity {
+            // Everything fits (always, for a backpressure consumer that is
+            // not stalled): one move.
+            q.items.extend(out.drain(..));
+        }
+        for (input, stamp, item) in out.drain(..) {
             if q.status.closed {
                 q.status.dropped_closed += 1;
                 self.report(input, stamp, DropKind::Closed);
-            } else if q.items.len() >= capacity {
+            } else if q.items.len() + held >= capacity {
                 match q.status.policy {
                     QueuePolicy::KeepNewest { .. } => {
                         if let Some((i, s, _)) = q.items.pop_front() {
@@ -352,58 +349,28 @@ impl<E> Shared<E> {
                 q.items.push_back((input, stamp, item));
             }
         }
-        q.status.queued = q.items.len();
-        q.status.max_queued = q.status.max_queued.max(q.items.len());
+        let occupied = q.items.len() + held;
+        q.status.max_queued = q.status.max_queued.max(occupied);
         let backpressure = matches!(q.status.policy, QueuePolicy::Backpressure { .. });
-        o.credit = if backpressure {
-            capacity.saturating_sub(q.items.len())
+        let credit = if backpressure {
+            capacity.saturating_sub(occupied)
         } else {
             usize::MAX
         };
-        let waits = backpressure && !q.status.stalled && !q.status.closed && o.credit == 0;
+        let waits = backpressure && !q.status.stalled && !q.status.closed && credit == 0;
         // The receiver sleeps only on an empty queue (it re-checks under the
         // lock after registering): one wake per batch, not per sample.
         if was_empty && !q.items.is_empty() {
             self.items.wake();
         }
-        waits
-    }
-
-    /// Hands over whatever the outbox holds (before the driver waits).
-    pub(super) fn flush(&self) {
-        let mut o = self.out();
-        if !o.items.is_empty() {
-            self.hand_over(&mut o);
-        }
-    }
-
-    /// How many pushes surely fit now without another check (at least 1),
-    /// or `Pending` when a push would wait for room: a backpressure
-    /// consumer, open, not stalled, whose queue has no room after the
-    /// outbox (the aligner's waker is registered then; the receiver wakes
-    /// it once its queue is down to half, one wake per batch of room).
-    pub(super) fn poll_room(&self, cx: &mut Context<'_>) -> Poll<usize> {
-        let mut o = self.out();
-        if o.items.len() < o.credit {
-            return Poll::Ready(o.credit - o.items.len());
-        }
-        if !self.hand_over(&mut o) {
-            // Stalled or closed consumers get a credit of one: whether a
-            // push waits is checked again for every sample.
-            return Poll::Ready(o.credit.max(1));
-        }
-        self.room.register(cx.waker());
-        if self.hand_over(&mut o) {
-            Poll::Pending
-        } else {
-            Poll::Ready(o.credit.max(1))
-        }
+        (credit, waits)
     }
 
     /// Marks the consumer stalled (its deadline passed while full).
     pub(super) fn stall(&self) {
         let mut q = self.lock();
         if !q.status.stalled {
+            q.taken_at_stall = self.taken.0.load(Ordering::Relaxed).min(q.held);
             q.status.stalled = true;
             q.status.stalls += 1;
             tracing::warn!(consumer = %self.name, "aligner: consumer stalled past its deadline; its samples are dropped while its queue is full");
@@ -411,7 +378,12 @@ impl<E> Shared<E> {
     }
 
     pub(super) fn status(&self) -> ConsumerStatus {
-        self.lock().status.clone()
+        let q = self.lock();
+        let taken = self.taken.0.load(Ordering::Relaxed).min(q.held);
+        let mut s = q.status.clone();
+        s.received += taken as u64;
+        s.queued = q.items.len() + q.held - taken;
+        s
     }
 
     /// Adds an input's name to the status.
@@ -419,14 +391,21 @@ impl<E> Shared<E> {
         self.lock().status.inputs.push(name.to_string());
     }
 
-    /// The receiver is gone: queued and later samples are dropped.
-    pub(super) fn close(&self) {
+    /// The receiver is gone: the samples in `local` (its buffer, after it
+    /// returned `taken` since its last refill), in the queue, and later
+    /// ones are dropped.
+    fn close(&self, local: &mut VecDeque<Item<E>>, taken: usize) {
         let mut q = self.lock();
         q.status.closed = true;
-        let n = q.items.len() as u64;
-        q.status.dropped_closed += n;
-        let drained: Vec<(u32, Timestamp)> = q.items.drain(..).map(|(i, s, _)| (i, s)).collect();
-        q.status.queued = 0;
+        q.status.received += taken.min(q.held) as u64;
+        q.held = 0;
+        self.taken.0.store(0, Ordering::Relaxed);
+        let drained: Vec<(u32, Timestamp)> = local
+            .drain(..)
+            .chain(q.items.drain(..))
+            .map(|(i, s, _)| (i, s))
+            .collect();
+        q.status.dropped_closed += drained.len() as u64;
         drop(q);
         for (i, s) in drained {
             self.report(i, s, DropKind::Closed);
@@ -434,65 +413,54 @@ impl<E> Shared<E> {
         self.room.wake();
     }
 
-    /// Takes the oldest queued sample. When a backpressure queue drops to
-    /// half its capacity the aligner is woken (it may wait for room: it
-    /// waits only on a full queue, and re-checks after registering), so a
-    /// slow receiver wakes it once per half queue, not once per sample.
-    fn take(&self) -> Option<E> {
+    /// Keep-newest: the oldest queued sample. Backpressure (its buffer
+    /// `local` is empty and it returned `taken` from it since its last
+    /// refill): `None`, the whole queue moved to `local` under one lock
+    /// (one lock per batch, not per sample), the aligner woken if it may
+    /// wait for the room just given back.
+    fn refill(&self, local: &mut VecDeque<Item<E>>, taken: &mut usize) -> Option<E> {
         let mut q = self.lock();
-        let (_, _, item) = q.items.pop_front()?;
-        q.status.received += 1;
-        q.status.queued = q.items.len();
-        q.status.stalled = false;
-        let wake = matches!(q.status.policy, QueuePolicy::Backpressure { capacity, .. } if q.items.len() == capacity / 2);
+        if let QueuePolicy::KeepNewest { .. } = q.status.policy {
+            let (_, _, item) = q.items.pop_front()?;
+            q.status.received += 1;
+            return Some(item);
+        }
+        // The room it held is given back: the aligner may wait for it (it
+        // re-checks after registering).
+        let freed = q.held > 0;
+        q.status.received += q.held as u64;
+        q.held = 0;
+        q.taken_at_stall = 0;
+        *taken = 0;
+        self.taken.0.store(0, Ordering::Relaxed);
+        if !q.items.is_empty() {
+            std::mem::swap(&mut q.items, local);
+            q.held = local.len();
+            q.status.stalled = false;
+        }
         drop(q);
-        if wake {
+        if freed {
             self.room.wake();
         }
-        Some(item)
+        None
     }
 
-    fn pop(&self, cx: &mut Context<'_>) -> Poll<Option<E>> {
-        if let Some(item) = self.take() {
-            return Poll::Ready(Some(item));
-        }
-        self.items.register(cx.waker());
-        if let Some(item) = self.take() {
-            return Poll::Ready(Some(item));
-        }
-        if self.finished.load(Ordering::Acquire) {
-            // Everything handed over before `finish` is in the queue.
-            return Poll::Ready(self.take());
-        }
-        // This receiver waits for a sample: if the aligner waits for room
-        // in another consumer's queue that is not yet down to half (a task
-        // reading several consumers in turn), it gets to push what fits.
-        self.room.wake();
-        Poll::Pending
-    }
-
-    /// The aligner is done: the receiver ends once its queue is empty.
+    /// The aligner is done (its outlet was flushed): the receiver ends once
+    /// its queue is empty.
     pub(super) fn finish(&self) {
-        self.flush();
         self.finished.store(true, Ordering::Release);
         self.items.wake();
     }
 }
 
-/// The type-erased side of a consumer that the aligner drives.
+/// The type-erased side of a consumer that the aligner reads.
 pub(super) trait ConsumerCtl: Send + Sync {
-    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<usize>;
     fn deadline(&self) -> Option<TimeDelta>;
     fn stall(&self);
     fn status(&self) -> ConsumerStatus;
-    fn finish(&self);
-    fn flush(&self);
 }
 
 impl<E: Send> ConsumerCtl for Shared<E> {
-    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<usize> {
-        Shared::poll_room(self, cx)
-    }
     fn deadline(&self) -> Option<TimeDelta> {
         self.lock().status.policy.deadline()
     }
@@ -502,20 +470,121 @@ impl<E: Send> ConsumerCtl for Shared<E> {
     fn status(&self) -> ConsumerStatus {
         Shared::status(self)
     }
-    fn finish(&self) {
-        Shared::finish(self)
+}
+
+/// The driver's end of a consumer: releases not yet in its queue. Only the
+/// driver owns it, so a push takes no lock; the queue's lock is taken once
+/// per batch.
+pub(super) struct Outlet<E> {
+    shared: Arc<Shared<E>>,
+    /// At most `batch` samples.
+    items: Vec<Item<E>>,
+    /// The outbox is handed over when it holds this many.
+    batch: usize,
+    /// Backpressure: the queue's free room at the last hand-over; while the
+    /// outbox holds fewer items, they are sure to fit (only the driver adds
+    /// to the queue).
+    credit: usize,
+}
+
+impl<E> Outlet<E> {
+    pub(super) fn new(shared: Arc<Shared<E>>, policy: QueuePolicy) -> Self {
+        let batch = policy.capacity().clamp(1, BATCH);
+        Outlet {
+            shared,
+            items: Vec::with_capacity(batch),
+            batch,
+            credit: policy.capacity(),
+        }
     }
-    fn flush(&self) {
-        Shared::flush(self)
+
+    /// Delivers a released sample by the policy (the aligner checked room
+    /// for a backpressure consumer that is not stalled): into the outbox,
+    /// handed over to the queue once a batch is full.
+    #[inline]
+    pub(super) fn push(&mut self, input: u32, stamp: Timestamp, item: E) {
+        self.items.push((input, stamp, item));
+        if self.items.len() >= self.batch || self.items.len() >= self.credit {
+            self.hand_over();
+        }
+    }
+
+    /// See [`Shared::hand_over`]; refreshes the credit.
+    fn hand_over(&mut self) -> bool {
+        let (credit, waits) = self.shared.hand_over(&mut self.items);
+        self.credit = credit;
+        waits
+    }
+}
+
+/// The type-erased [`Outlet`] the driver holds per consumer.
+pub(super) trait OutletCtl: Send {
+    /// The typed outlet, for the routes (see [`Outlet::push`]).
+    fn as_any(&mut self) -> &mut dyn Any;
+    /// Hands over whatever the outbox holds (before the driver waits).
+    fn flush(&mut self);
+    /// How many pushes surely fit now without another check (at least 1),
+    /// or `Pending` when a push would wait for room: a backpressure
+    /// consumer, open, not stalled, whose queue has no room after the
+    /// outbox (the aligner's waker is registered then; the receiver wakes
+    /// it when it takes the full queue, one wake per batch of room).
+    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<usize>;
+    /// The aligner is done: flushes, then lets the receiver end.
+    fn finish(&mut self);
+}
+
+impl<E: Send + 'static> OutletCtl for Outlet<E> {
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn flush(&mut self) {
+        if !self.items.is_empty() {
+            self.hand_over();
+        }
+    }
+    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<usize> {
+        if self.items.len() < self.credit {
+            return Poll::Ready(self.credit - self.items.len());
+        }
+        if !self.hand_over() {
+            // Stalled or closed consumers get a credit of one: whether a
+            // push waits is checked again for every sample.
+            return Poll::Ready(self.credit.max(1));
+        }
+        self.shared.room.register(cx.waker());
+        if self.hand_over() {
+            Poll::Pending
+        } else {
+            Poll::Ready(self.credit.max(1))
+        }
+    }
+    fn finish(&mut self) {
+        self.flush();
+        self.shared.finish();
     }
 }
 
 /// The receiving end of a consumer: a `Stream` of `E` in global timestamp
 /// order. It ends when the aligner has finished and the queue is empty.
 /// Dropping it counts its queued and later samples as `closed`.
+///
+/// A backpressure consumer takes its whole queue at once into a buffer of
+/// its own (one lock per batch, not per sample); the samples in that buffer
+/// still count as queued and against the capacity until it has returned
+/// them all. A keep-newest consumer takes one sample at a time, so the
+/// queue always keeps the newest.
 #[must_use = "a consumer that is never read only drops samples"]
 pub struct Consumer<E> {
     shared: Arc<Shared<E>>,
+    /// Backpressure: the batch taken at the last refill, not yet returned.
+    local: VecDeque<Item<E>>,
+    /// Samples returned from `local` since the last refill.
+    taken: usize,
+    /// The aligner is woken every this many samples returned (half the
+    /// capacity), as the room they give back may be what it waits for.
+    step: usize,
+    /// The value of `taken` at which it is woken next.
+    wake_at: usize,
 }
 
 impl<E> std::fmt::Debug for Consumer<E> {
@@ -527,24 +596,80 @@ impl<E> std::fmt::Debug for Consumer<E> {
 }
 
 impl<E> Consumer<E> {
-    pub(super) fn new(shared: Arc<Shared<E>>) -> Self {
-        Consumer { shared }
+    pub(super) fn new(shared: Arc<Shared<E>>, policy: QueuePolicy) -> Self {
+        // The buffer and the queue trade places at every refill: both get
+        // the queue's room, so neither allocates in steady state.
+        let (local, step) = match policy {
+            QueuePolicy::Backpressure { capacity, .. } => (
+                VecDeque::with_capacity(capacity.min(1 << 16)),
+                (capacity / 2).max(1),
+            ),
+            QueuePolicy::KeepNewest { .. } => (VecDeque::new(), usize::MAX),
+        };
+        Consumer {
+            shared,
+            local,
+            taken: 0,
+            step,
+            wake_at: step,
+        }
+    }
+
+    /// The next sample from the buffer, else from the queue.
+    #[inline]
+    fn take(&mut self) -> Option<E> {
+        if self.local.is_empty() {
+            if let Some(item) = self.shared.refill(&mut self.local, &mut self.taken) {
+                return Some(item);
+            }
+            self.wake_at = self.step;
+        }
+        let (_, _, item) = self.local.pop_front()?;
+        self.taken += 1;
+        self.shared.taken.0.store(self.taken, Ordering::Relaxed);
+        if self.taken == self.wake_at {
+            // The room given back since the last wake may be what the
+            // aligner waits for (it waits only on a full queue).
+            self.wake_at += self.step;
+            self.shared.room.wake();
+        }
+        Some(item)
+    }
+
+    fn pop(&mut self, cx: &mut Context<'_>) -> Poll<Option<E>> {
+        if let Some(item) = self.take() {
+            return Poll::Ready(Some(item));
+        }
+        self.shared.items.register(cx.waker());
+        if let Some(item) = self.take() {
+            return Poll::Ready(Some(item));
+        }
+        if self.shared.finished.load(Ordering::Acquire) {
+            // Everything handed over before `finish` is in the queue.
+            return Poll::Ready(self.take());
+        }
+        // This receiver waits for a sample: if the aligner waits for room
+        // in another consumer's queue (a task reading several consumers in
+        // turn), it gets to push what fits.
+        self.shared.room.wake();
+        Poll::Pending
     }
 
     /// The next sample; `None` once the aligner finished and the queue is
     /// empty.
     pub async fn recv(&mut self) -> Option<E> {
-        std::future::poll_fn(|cx| self.shared.pop(cx)).await
+        std::future::poll_fn(|cx| self.pop(cx)).await
     }
 
     /// Takes a sample if one is queued.
     pub fn try_recv(&mut self) -> Option<E> {
-        self.shared.take()
+        self.take()
     }
 
-    /// Samples queued now.
+    /// Samples queued now (with those taken into its buffer, not yet
+    /// returned).
     pub fn len(&self) -> usize {
-        self.shared.lock().items.len()
+        self.shared.lock().items.len() + self.local.len()
     }
 
     /// Whether the queue is empty now.
@@ -558,16 +683,24 @@ impl<E> Consumer<E> {
     }
 }
 
+// Nothing in a consumer is ever pinned (its samples live in heap buffers).
+impl<E> Unpin for Consumer<E> {}
+
 impl<E> Stream for Consumer<E> {
     type Item = E;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<E>> {
-        self.shared.pop(cx)
+        self.get_mut().pop(cx)
     }
 }
 
 impl<E> Drop for Consumer<E> {
     fn drop(&mut self) {
-        self.shared.close();
+        self.shared.close(&mut self.local, self.taken);
     }
+}
+
+/// A consumer declared but never built: nobody will read it.
+pub(super) fn close_unbuilt<E>(shared: &Shared<E>) {
+    shared.close(&mut VecDeque::new(), 0);
 }

@@ -8,7 +8,7 @@ use syncline_core::Timestamp;
 use syncline_core::aligner::{Aligner, DropReason, Push, StreamId};
 use tokio::sync::{mpsc, watch};
 
-use super::consumer::{ConsumerCtl, DropKind, DropReport, Reports};
+use super::consumer::{ConsumerCtl, DropKind, DropReport, OutletCtl, Reports};
 use super::control::{AlignerControl, Command};
 use super::lane::Lane;
 use super::{AlignedStatus, LaneStatus};
@@ -48,6 +48,8 @@ pub(super) struct Engine<O> {
     control_due: bool,
     /// The consumers (router only).
     pub(super) consumers: Vec<Arc<dyn ConsumerCtl>>,
+    /// The driver's end of each consumer (router only).
+    pub(super) outlets: Vec<Box<dyn OutletCtl>>,
     /// Where drops are reported (router only).
     pub(super) reports: Option<Arc<Reports>>,
     stream_names: Vec<Arc<str>>,
@@ -101,6 +103,7 @@ impl<O> Engine<O> {
             budget: BUDGET,
             control_due: true,
             consumers: Vec::new(),
+            outlets: Vec::new(),
             reports: None,
             stream_names,
         }
@@ -208,8 +211,8 @@ impl<O> Engine<O> {
 
     pub(super) fn publish(&mut self) {
         // Consumers' outboxes first: the status counts them as routed.
-        for c in &self.consumers {
-            c.flush();
+        for o in &mut self.outlets {
+            o.flush();
         }
         self.since_status = 0;
         let status = self.status();
@@ -268,8 +271,11 @@ impl<O> Engine<O> {
     /// happened (a sample was stashed or a stream ended).
     fn poll_inputs(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         let n = self.lanes.len();
-        for j in 0..n {
-            let k = (self.next_lane + j) % n;
+        // Round-robin from `next_lane` (no division per sample).
+        let mut next = self.next_lane;
+        for _ in 0..n {
+            let k = if next >= n { 0 } else { next };
+            next = k + 1;
             if self.ended.get(k).copied().unwrap_or(true) {
                 continue;
             }
@@ -278,7 +284,7 @@ impl<O> Engine<O> {
             };
             match lane.poll_input(cx) {
                 Poll::Ready(Some((stamp, handed))) => {
-                    self.next_lane = (k + 1) % n;
+                    self.next_lane = k + 1;
                     let now = self.clock.as_ref().map(|c| c.now());
                     if let Some(now) = now {
                         self.core.handle_timeout(now);

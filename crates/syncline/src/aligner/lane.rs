@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use syncline_core::{Stamped, Timestamp};
 
+use super::consumer::OutletCtl;
 use crate::source::Arrived;
 
 /// An item the aligner takes in: a [`Stamped<T>`], or an
@@ -76,6 +77,9 @@ pub(super) trait Lane<O>: Send {
     /// The core released this lane's oldest queued sample, at `stamp`.
     /// `None` when it could not be delivered (counted by the lane).
     fn take(&mut self, stamp: Timestamp) -> Option<O>;
+    /// The same for a router's lane: its routes push into the consumers'
+    /// `outlets` (indexed by consumer).
+    fn take_to(&mut self, stamp: Timestamp, outlets: &mut [Box<dyn OutletCtl>]);
     /// Hands everything taken so far to the consumer; `Pending` while the
     /// consumer has no room (the waker is registered).
     fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()>;
@@ -115,6 +119,12 @@ pub(super) trait Deliver<T>: Send {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Ready>;
     /// Delivers a released sample; `None` when it could not be (counted).
     fn deliver(&mut self, sample: Stamped<T>) -> Option<Self::Out>;
+    /// Delivers a released sample into the consumers' `outlets` (a
+    /// router's lane); others deliver as [`deliver`](Self::deliver).
+    fn deliver_to(&mut self, sample: Stamped<T>, outlets: &mut [Box<dyn OutletCtl>]) {
+        let _ = outlets;
+        let _ = self.deliver(sample);
+    }
     /// See [`Lane::poll_flush`].
     fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()>;
     /// See [`Lane::undelivered`].
@@ -167,6 +177,16 @@ where
             None => self.queue.pop_front()?,
         };
         self.out.deliver(Stamped::new(stamp, v))
+    }
+    fn take_to(&mut self, stamp: Timestamp, outlets: &mut [Box<dyn OutletCtl>]) {
+        let v = match self.staged.take() {
+            Some(v) => v,
+            None => match self.queue.pop_front() {
+                Some(v) => v,
+                None => return,
+            },
+        };
+        self.out.deliver_to(Stamped::new(stamp, v), outlets);
     }
     fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.out.poll_flush(cx)
@@ -323,13 +343,16 @@ impl<T: Send + 'static> Deliver<T> for Channel<T> {
     }
 }
 
-/// One consumer's end of an input: pushes a released value into it.
-pub(super) type Route<T> = Box<dyn FnMut(Timestamp, T) + Send>;
+/// One consumer's end of an input: pushes a released value into its
+/// outlet (found among the driver's outlets).
+pub(super) type Route<T> = Box<dyn FnMut(Timestamp, T, &mut [Box<dyn OutletCtl>]) + Send>;
 
 /// Releases go to every consumer routed from this input (cloned for all
 /// but the last).
 pub(super) struct Routes<T> {
     pub(super) routes: Vec<Route<T>>,
+    /// Releases delivered without the outlets (never, in a router).
+    pub(super) undelivered: u64,
 }
 
 impl<T: Clone + Send> Deliver<T> for Routes<T> {
@@ -337,20 +360,23 @@ impl<T: Clone + Send> Deliver<T> for Routes<T> {
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Ready> {
         Poll::Ready(Ready::Yes)
     }
-    fn deliver(&mut self, sample: Stamped<T>) -> Option<()> {
+    fn deliver(&mut self, _: Stamped<T>) -> Option<()> {
+        self.undelivered += 1;
+        None
+    }
+    fn deliver_to(&mut self, sample: Stamped<T>, outlets: &mut [Box<dyn OutletCtl>]) {
         let (stamp, value) = sample.into_parts();
         if let Some((last, rest)) = self.routes.split_last_mut() {
             for r in rest {
-                r(stamp, value.clone());
+                r(stamp, value.clone(), outlets);
             }
-            last(stamp, value);
+            last(stamp, value, outlets);
         }
-        Some(())
     }
     fn poll_flush(&mut self, _: &mut Context<'_>) -> Poll<()> {
         Poll::Ready(())
     }
     fn undelivered(&self) -> u64 {
-        0
+        self.undelivered
     }
 }

@@ -13,7 +13,10 @@ use futures::task::AtomicWaker;
 use syncline_core::{Stamped, Timestamp};
 use tokio::sync::{mpsc, watch};
 
-use super::consumer::{Consumer, ConsumerCtl, DropReport, QueuePolicy, Reports, Shared};
+use super::consumer::{
+    Consumer, ConsumerCtl, DropReport, Outlet, OutletCtl, QueuePolicy, Reports, Shared,
+    close_unbuilt,
+};
 use super::engine::Engine;
 use super::lane::{AlignerItem, Lane, QueueLane, Route, Routes};
 use super::{AlignedStatus, AlignerConfig, AlignerControl, Parts, StreamConfig, StreamId};
@@ -116,6 +119,7 @@ pub struct RouterBuilder {
     parts: Parts<()>,
     pending: Vec<Pending>,
     consumers: Vec<Arc<dyn ConsumerCtl>>,
+    outlets: Vec<Box<dyn OutletCtl>>,
     names: Vec<Arc<str>>,
     named: Vec<NameInputs>,
     reports: Arc<Reports>,
@@ -142,6 +146,7 @@ impl RouterBuilder {
             parts: Parts::new(config),
             pending: Vec::new(),
             consumers: Vec::new(),
+            outlets: Vec::new(),
             names: Vec::new(),
             named: Vec::new(),
             reports,
@@ -181,7 +186,10 @@ impl RouterBuilder {
             capacity: config.capacity_for(self.parts.core.timeout()),
             build: Box::new(move |pending: AnyInput, capacity| {
                 let p = pending.downcast::<PendingInput<T>>().ok()?;
-                let routes = Routes { routes: p.routes };
+                let routes = Routes {
+                    routes: p.routes,
+                    undelivered: 0,
+                };
                 let lane: Box<dyn Lane<()>> = Box::new(QueueLane::new(input, capacity, routes));
                 Some(lane)
             }),
@@ -210,6 +218,8 @@ impl RouterBuilder {
         ));
         let index = self.consumers.len();
         self.consumers.push(shared.clone());
+        self.outlets
+            .push(Box::new(Outlet::<E>::new(shared.clone(), policy)));
         let named = shared.clone();
         self.named.push(Box::new(move |names| {
             let _ = named.stream_names.set(names.to_vec());
@@ -249,6 +259,7 @@ impl RouterBuilder {
         }
         let mut engine = self.parts.engine();
         engine.consumers = self.consumers;
+        engine.outlets = self.outlets;
         engine.reports = Some(self.reports);
         let stall_timer = engine.clock().cloned().map(ClockTimer::new);
         let credit = vec![0; engine.consumers.len()];
@@ -293,9 +304,18 @@ impl<E: Send + 'static> ConsumerBuilder<'_, E> {
             shared.add_input(name);
         }
         let index = input.index as u32;
-        p.routes.push(Box::new(move |stamp: Timestamp, value: T| {
-            shared.push(index, stamp, wrap(Stamped::new(stamp, value)));
-        }));
+        let consumer = self.index;
+        p.routes.push(Box::new(
+            move |stamp: Timestamp, value: T, outlets: &mut [Box<dyn OutletCtl>]| {
+                // The outlet at `consumer` is this consumer's, of `E`.
+                if let Some(o) = outlets
+                    .get_mut(consumer)
+                    .and_then(|o| o.as_any().downcast_mut::<Outlet<E>>())
+                {
+                    o.push(index, stamp, wrap(Stamped::new(stamp, value)));
+                }
+            },
+        ));
         if matches!(self.policy, QueuePolicy::Backpressure { .. }) {
             pending.waits_for.push(self.index);
         }
@@ -315,7 +335,7 @@ impl<E: Send + 'static> ConsumerBuilder<'_, E> {
     pub fn build(mut self) -> Consumer<E> {
         let shared = self.shared.take();
         match shared {
-            Some(shared) => Consumer::new(shared),
+            Some(shared) => Consumer::new(shared, self.policy),
             None => unreachable_consumer(),
         }
     }
@@ -324,19 +344,16 @@ impl<E: Send + 'static> ConsumerBuilder<'_, E> {
 /// `build` always has the consumer's state (it is taken only there).
 fn unreachable_consumer<E>() -> Consumer<E> {
     let (reports, _) = Reports::new();
-    Consumer::new(Arc::new(Shared::new(
-        "?",
-        QueuePolicy::keep_newest(1),
-        reports,
-        Arc::new(AtomicWaker::new()),
-    )))
+    let policy = QueuePolicy::keep_newest(1);
+    let shared = Shared::new("?", policy, reports, Arc::new(AtomicWaker::new()));
+    Consumer::new(Arc::new(shared), policy)
 }
 
 impl<E> Drop for ConsumerBuilder<'_, E> {
     fn drop(&mut self) {
         // Declared but never built: nobody will read it.
         if let Some(shared) = self.shared.take() {
-            shared.close();
+            close_unbuilt(&shared);
         }
     }
 }
@@ -401,7 +418,7 @@ impl Router {
             if *credit > 0 {
                 continue;
             }
-            match self.engine.consumers.get(c).map(|ctl| ctl.poll_room(cx)) {
+            match self.engine.outlets.get_mut(c).map(|o| o.poll_room(cx)) {
                 Some(Poll::Ready(n)) => *credit = n,
                 Some(Poll::Pending) => return Some(c),
                 None => {}
@@ -460,15 +477,24 @@ impl Router {
     }
 
     /// Hands every consumer's outbox over to its queue.
-    fn flush(&self) {
-        for c in &self.engine.consumers {
-            c.flush();
+    fn flush(&mut self) {
+        for o in &mut self.engine.outlets {
+            o.flush();
+        }
+    }
+
+    /// Delivers the release of `lane` at `stamp` to its consumers.
+    fn deliver(&mut self, lane: usize, stamp: Timestamp) {
+        self.spend(lane);
+        let engine = &mut self.engine;
+        if let Some(l) = engine.lanes.get_mut(lane) {
+            l.take_to(stamp, &mut engine.outlets);
         }
     }
 
     fn finish(&mut self) -> AlignedStatus {
-        for c in &self.engine.consumers {
-            c.finish();
+        for o in &mut self.engine.outlets {
+            o.finish();
         }
         self.engine.publish();
         self.engine.status()
@@ -504,19 +530,13 @@ impl Future for Router {
                 }
                 this.waiting_since = None;
                 this.in_flight = None;
-                this.spend(lane);
-                if let Some(l) = this.engine.lanes.get_mut(lane) {
-                    let _ = l.take(stamp);
-                }
+                this.deliver(lane, stamp);
             }
             match this.engine.poll_release(cx) {
                 Poll::Ready(Some((lane, stamp))) => {
                     if this.blocked(cx, lane).is_none() {
                         // Room in every consumer that could wait: deliver.
-                        this.spend(lane);
-                        if let Some(l) = this.engine.lanes.get_mut(lane) {
-                            let _ = l.take(stamp);
-                        }
+                        this.deliver(lane, stamp);
                         continue;
                     }
                     if let Some(l) = this.engine.lanes.get_mut(lane) {
@@ -539,8 +559,8 @@ impl Future for Router {
 impl Drop for Router {
     fn drop(&mut self) {
         // Receivers end once their queues are empty.
-        for c in &self.engine.consumers {
-            c.finish();
+        for o in &mut self.engine.outlets {
+            o.finish();
         }
     }
 }
