@@ -263,10 +263,16 @@ impl RouterBuilder {
         engine.reports = Some(self.reports);
         let stall_timer = engine.clock().cloned().map(ClockTimer::new);
         let credit = vec![0; engine.consumers.len()];
+        let mut backpressured: Vec<usize> = waits_for.iter().flatten().copied().collect();
+        backpressured.sort_unstable();
+        backpressured.dedup();
         Router {
             engine,
             waits_for,
+            backpressured,
             credit,
+            spent: 0,
+            floor: 0,
             in_flight: None,
             waiting_since: None,
             stall_timer,
@@ -370,9 +376,18 @@ pub struct Router {
     engine: Engine<()>,
     /// Per input: the backpressure consumers it feeds.
     waits_for: Vec<Vec<usize>>,
-    /// Per consumer: pushes that surely fit without asking it again (only
-    /// the driver adds to a queue, so its room only grows meanwhile).
+    /// Every consumer some input waits for.
+    backpressured: Vec<usize>,
+    /// Per consumer: `spent` plus the room it had when last asked. Only
+    /// the driver adds to a queue, so its room only grows meanwhile, and
+    /// each release takes at most one unit of it: `credit - spent` more
+    /// pushes surely fit without asking it again.
     credit: Vec<usize>,
+    /// Releases delivered so far.
+    spent: usize,
+    /// The smallest credit of the backpressured consumers: while `spent`
+    /// is below it, every release surely fits (no check per consumer).
+    floor: usize,
     /// A release taken from the core, waiting for room.
     in_flight: Option<(usize, Timestamp)>,
     /// When the wait for a backpressure consumer began `(consumer, since)`.
@@ -410,34 +425,30 @@ impl Router {
     /// (its waker registered). A consumer's room is asked for (under its
     /// lock) only when the credit it gave last time is spent.
     fn blocked(&mut self, cx: &mut Context<'_>, lane: usize) -> Option<usize> {
+        if self.spent < self.floor {
+            return None;
+        }
         let consumers = self.waits_for.get(lane)?;
         for &c in consumers {
             let Some(credit) = self.credit.get_mut(c) else {
                 continue;
             };
-            if *credit > 0 {
+            if *credit > self.spent {
                 continue;
             }
             match self.engine.outlets.get_mut(c).map(|o| o.poll_room(cx)) {
-                Some(Poll::Ready(n)) => *credit = n,
+                Some(Poll::Ready(n)) => *credit = self.spent.saturating_add(n),
                 Some(Poll::Pending) => return Some(c),
                 None => {}
             }
         }
+        self.floor = self
+            .backpressured
+            .iter()
+            .filter_map(|&c| self.credit.get(c).copied())
+            .min()
+            .unwrap_or(usize::MAX);
         None
-    }
-
-    /// A release of `lane` was delivered: it used one unit of the credit of
-    /// every backpressure consumer it feeds.
-    fn spend(&mut self, lane: usize) {
-        let Some(consumers) = self.waits_for.get(lane) else {
-            return;
-        };
-        for &c in consumers {
-            if let Some(credit) = self.credit.get_mut(c) {
-                *credit = credit.saturating_sub(1);
-            }
-        }
     }
 
     /// Waits for consumer `c`'s room while taking in the inputs; marks it
@@ -485,7 +496,7 @@ impl Router {
 
     /// Delivers the release of `lane` at `stamp` to its consumers.
     fn deliver(&mut self, lane: usize, stamp: Timestamp) {
-        self.spend(lane);
+        self.spent += 1;
         let engine = &mut self.engine;
         if let Some(l) = engine.lanes.get_mut(lane) {
             l.take_to(stamp, &mut engine.outlets);

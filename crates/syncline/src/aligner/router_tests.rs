@@ -472,3 +472,38 @@ async fn one_task_reads_two_backpressure_consumers_in_turn() {
     assert_eq!((na, nb), (n, n));
     driver.await.unwrap();
 }
+
+/// A backpressure consumer takes its whole queue at once, but the room it
+/// gives back counts as it returns samples: one that reads steadily, in
+/// bursts that take longer than its deadline to get through, is never
+/// stalled and loses nothing, and its queue (with the batch it holds)
+/// never exceeds its capacity.
+#[tokio::test(start_paused = true)]
+async fn steady_reader_of_a_long_batch_is_not_stalled() {
+    let ms = 1_000_000i64;
+    let clock = TokioClock::starting_at(at(T0));
+    let timeout = TimeDelta::from_millis(100);
+    // Capacity 8, deadline 5 ms; a batch of 8 takes 7.2 ms to read.
+    let policy = QueuePolicy::backpressure(8, TimeDelta::from_millis(5));
+    let mut r = RouterBuilder::new(AlignerConfig { timeout }).live(clock);
+    // 1 sample per ms, arriving in bursts of 16 every 16 ms.
+    let latencies = (0..16).map(|k| (16 - k) * ms).collect();
+    let imu = r.input(
+        "imu",
+        timed_input(160, ms, 0, latencies),
+        StreamConfig::new(TimeDelta::ZERO).unwrap(),
+    );
+    let c = r.consumer("steady", policy).route(imu, |s| s).build();
+    let (seen, task) = consume(c, Some(900_000), plain_info, clock);
+    let status = r.build().await;
+    let c = task.await.unwrap();
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 160);
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "in order");
+    let s = c.status();
+    assert_eq!((s.stalls, s.dropped()), (0, 0), "{s:?}");
+    assert_eq!((s.received, s.queued), (160, 0));
+    assert!(status.consumers.iter().all(conserved));
+    assert!(status.consumers.iter().all(|c| c.max_queued <= 8));
+}
