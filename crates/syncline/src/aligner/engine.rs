@@ -234,10 +234,9 @@ impl<O> Engine<O> {
             None => self.core.push(id, stamp, ()),
         };
         match outcome {
-            Push::Queued => l.accept(),
+            Push::Queued => {}
             Push::Evicted(old) => {
                 l.evict();
-                l.accept();
                 tracing::warn!(stream = self.name(lane), stamp = %old.stamp, "aligner: queue full, oldest sample dropped (overflow)");
                 self.report(lane, old.stamp, DropKind::AlignerOverflow);
             }

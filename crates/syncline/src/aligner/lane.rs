@@ -3,9 +3,10 @@
 //!
 //! The core is an `Aligner<()>`: it decides on stamps alone. Each lane keeps
 //! the values of its queued samples in its own typed FIFO, which mirrors the
-//! core's queue of that stream exactly (accept = push back, evict = pop
-//! front, release = pop front), so inputs of different types share one core
-//! without boxing a sample.
+//! core's queue of that stream exactly, plus at its back the sample polled
+//! and not yet pushed (polled = push back, accepted = nothing, dropped = pop
+//! back, evicted = pop front, released = pop front), so inputs of different
+//! types share one core without boxing a sample.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -58,11 +59,10 @@ pub(super) enum Ready {
 
 /// A lane, type-erased over its value type; `O` is what a release yields.
 pub(super) trait Lane<O>: Send {
-    /// Polls the input; a new sample's value is held as pending and its
+    /// Polls the input; a new sample's value is held as pending (at the
+    /// back of the FIFO: the core queuing it needs nothing more) and its
     /// stamp returned, with the hand-over time it carries, if any.
     fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Timestamp, Option<Timestamp>)>>;
-    /// The core queued the pending sample.
-    fn accept(&mut self);
     /// The core dropped the pending sample (late or backward).
     fn discard(&mut self);
     /// The core evicted this lane's oldest queued sample.
@@ -92,7 +92,6 @@ pub(super) trait Lane<O>: Send {
 /// samples go out.
 pub(super) struct QueueLane<S, T, D> {
     input: Pin<Box<S>>,
-    pending: Option<T>,
     staged: Option<T>,
     queue: VecDeque<T>,
     out: D,
@@ -102,10 +101,10 @@ impl<S, T, D> QueueLane<S, T, D> {
     pub(super) fn new(input: S, capacity: usize, out: D) -> Self {
         QueueLane {
             input: Box::pin(input),
-            pending: None,
             staged: None,
-            // Bounded preallocation; the core bounds the length.
-            queue: VecDeque::with_capacity(capacity.min(1 << 16)),
+            // Bounded preallocation (with the pending sample); the core
+            // bounds the length.
+            queue: VecDeque::with_capacity(capacity.saturating_add(1).min(1 << 16)),
             out,
         }
     }
@@ -143,24 +142,18 @@ where
             next.map(|item| {
                 let (s, arrival) = item.into_parts();
                 let (stamp, value) = s.into_parts();
-                self.pending = Some(value);
+                self.queue.push_back(value);
                 (stamp, arrival)
             })
         })
     }
-    fn accept(&mut self) {
-        if let Some(v) = self.pending.take() {
-            self.queue.push_back(v);
-        }
-    }
     fn discard(&mut self) {
-        self.pending = None;
+        self.queue.pop_back();
     }
     fn evict(&mut self) {
         self.queue.pop_front();
     }
     fn clear(&mut self) {
-        self.pending = None;
         self.queue.clear();
     }
     fn stage(&mut self) {
