@@ -315,16 +315,20 @@ impl LineFit {
     /// sample queued behind its predecessor), and gaps within
     /// `Tuning::link_tol` of a period of the gap before (a link's interval:
     /// a backlog drained at it, or no jitter at all), say nothing of the
-    /// jitter.
-    pub fn note_gap(&mut self, gap: f64, p: f64) {
+    /// jitter. `tick` (ns) is the arrival clock's resolution: a gap read
+    /// on it is off its true value by less than a tick either way, so only
+    /// the distance beyond `tick` is the jitter's, and a tick of half a
+    /// period or more leaves none (a 4 ms tick under a 0.6 ms period
+    /// spreads the gaps over whole periods with no jitter).
+    pub fn note_gap(&mut self, gap: f64, p: f64, tick: f64) {
         let repeated = (gap - self.gaps.last).abs() < self.t.link_tol * p;
         self.gaps.last = gap;
-        if !(gap >= self.t.queued * p && p > 0.0) || repeated {
+        if !(gap >= self.t.queued * p && p > 0.0) || repeated || tick >= 0.5 * p {
             return;
         }
         let x = gap / p;
         // (`round`, not `f64::round`: no libm call on every arrival.)
-        let d = (x - round(x) as f64).abs();
+        let d = ((x - round(x) as f64).abs() - tick / p).max(0.0);
         let g = &mut self.gaps;
         g.count = g.count.saturating_add(1);
         let w = 1.0 / f64::from(g.count).min(self.t.wide_jitter_memory);

@@ -815,11 +815,12 @@ impl Estimator {
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
             || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         // Stage 4: the arrival clock's tick; and the jitter's width, which
-        // the clock line's statistics follow (`LineFit::note_gap`).
+        // the clock line's statistics follow (`LineFit::note_gap`), beyond
+        // what the arrival clock's resolution spreads the gaps by.
         if let Some(gap) = since_last {
             self.note_gap(gap, period);
             if let Some(p) = period {
-                self.fit.note_gap(gap as f64, p);
+                self.fit.note_gap(gap as f64, p, self.clock.resolution());
             }
         }
         // Stages 2 and 5: the estimate on the clock line (or the pulses'
@@ -1567,6 +1568,12 @@ impl Estimator {
         // and is no longer worth computing.
         let t = self.cfg.tuning;
         let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * t.coarse_tick);
+        // The tick up to the stamps' error, which the jitter's width is
+        // measured beyond (`ArrivalClock::resolution`).
+        if gap > 0 && (self.clock.near_tick == 0 || coarse(self.clock.near_tick)) {
+            let near = quant::near_gcd(self.clock.near_tick.unsigned_abs(), gap.unsigned_abs(), &t);
+            self.clock.near_tick = near as i64;
+        }
         if gap > 0 && (self.clock.tick == 0 || coarse(self.clock.tick)) {
             self.clock.tick = gcd(self.clock.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
             self.clock.gaps = self.clock.gaps.saturating_add(1);

@@ -89,6 +89,11 @@ pub(crate) struct ArrivalClock {
     pub tick: i64,
     /// Arrival gaps in that gcd.
     pub gaps: u32,
+    /// The gcd of the arrival gaps up to the stamps' error (see
+    /// [`near_gcd`]; 0 before the first gap): the clock's resolution,
+    /// which spreads the gaps whether or not the fit takes the arrivals as
+    /// quantised.
+    pub near_tick: i64,
     /// A host tick the arrivals lie near but not exactly on, and an
     /// arrival time on its grid.
     pub soft_tick: Option<(f64, i64)>,
@@ -105,6 +110,7 @@ impl Default for ArrivalClock {
         ArrivalClock {
             tick: 0,
             gaps: 0,
+            near_tick: 0,
             soft_tick: None,
             soft_wait: 0,
             soft_from: i64::MIN,
@@ -113,10 +119,40 @@ impl Default for ArrivalClock {
 }
 
 impl ArrivalClock {
+    /// The clock's resolution in ns: the coarsest of the gaps' gcd (exact,
+    /// or up to the stamps' error) and a host tick the arrivals gather on
+    /// (0 before the first gap). A gap
+    /// read on this clock is off the true one by less than this.
+    pub fn resolution(&self) -> f64 {
+        (self.tick.max(self.near_tick) as f64).max(self.soft_tick.map_or(0.0, |(tick, _)| tick))
+    }
+
     /// Forgets the tick (a new estimator, or a restart of the fit).
     pub fn reset(&mut self) {
         *self = ArrivalClock::default();
     }
+}
+
+/// The greatest common divisor of a clock's tick `a` (0 before the first
+/// gap) and an arrival gap `b`, in ns, up to the stamps' error: a stamp
+/// may lie up to `Tuning::tick_stamp_error_ns` off its tick (a µs clock, an
+/// `f64` of ns), so a gap of `m` ticks may miss `m` times the tick by
+/// `m + 1` times that. Euclid's algorithm, where a remainder within that
+/// of a multiple counts as none, while that bound is below
+/// `Tuning::tick_stamp_share` of the candidate tick (a smaller candidate
+/// carries no such evidence: the exact algorithm goes on, and gaps that
+/// share no tick fall to a fine one).
+pub(crate) fn near_gcd(a: u64, b: u64, t: &Tuning) -> u64 {
+    let (mut x, mut y) = (a.max(b), a.min(b));
+    while y > 0 {
+        let r = x % y;
+        let tol = (x / y + 1) as f64 * t.tick_stamp_error_ns;
+        if tol <= t.tick_stamp_share * y as f64 && (r.min(y - r) as f64) <= tol {
+            return y;
+        }
+        (x, y) = (y, r);
+    }
+    x
 }
 
 /// The state of the quantised-clock fit.

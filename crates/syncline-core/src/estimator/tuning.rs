@@ -463,6 +463,17 @@ pub struct Tuning {
     pub tick_phase_min: f64,
     /// See `tick_phase_min`.
     pub tick_phase_max: f64,
+    /// How far (ns) an arrival stamp may lie off its clock's tick, so that gaps of whole ticks
+    /// still share it (`quant::near_gcd`): a stamp read on a µs clock (`timeval`) or carried in
+    /// an `f64` of ns since 1970 (256 ns steps) misses the tick by up to this. Measured on the
+    /// quantised family draws (stamps in 256 ns steps): with exact gcds the tick of 7.4 and
+    /// 13.9 ms clocks was never found.
+    pub tick_stamp_error_ns: f64,
+    /// The largest share of a tick candidate that `tick_stamp_error_ns` (times the ticks in a
+    /// gap) may reach: beyond it a remainder says nothing and the gcd goes on, so gaps that share
+    /// no tick fall to a fine one (a µs or less for ms gaps) instead of stopping at a spurious
+    /// coarse one.
+    pub tick_stamp_share: f64,
     // ---- Reference pulses (`reference.rs`).
     /// The pulses' phase deviation assumed before any is measured (in periods: a phase
     /// tolerance of a quarter period).
@@ -644,6 +655,8 @@ impl Default for Tuning {
             coarse_tick_gaps: 8,
             tick_phase_min: 0.05,
             tick_phase_max: 0.95,
+            tick_stamp_error_ns: 1_000.0,
+            tick_stamp_share: 0.1,
             ref_dev_start: 0.25 / 6.0,
             ref_jump_run: 3,
             ref_first_slack: 0.1,
