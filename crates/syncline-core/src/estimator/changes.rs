@@ -215,7 +215,8 @@ impl Changes {
 /// Without a change the two slopes differ by the jitter alone: their
 /// difference over its standard error (from the segments' own scatter
 /// about their lines) is then a t statistic of about `2m − 4` degrees of
-/// freedom (windows holding a queued sample, a packet or a burst, are not
+/// freedom (queued samples are left out; windows holding more than
+/// `Tuning::step_queued_share` of them, packets or bursts, are not
 /// tested), which reaches `Tuning::step_t` with odds of about `1e-9`
 /// (Gaussian residuals; a single far outlier moves it by at most about
 /// 1.2, see the tests). A slope change smaller than `Tuning::step_min`
@@ -294,13 +295,20 @@ impl SlopeSteps {
     fn test(pts: &[Point], m: usize, period: f64, t: &Tuning) -> Option<usize> {
         let last = pts.last()?;
         let (mut newer, mut older) = (Seg::default(), Seg::default());
-        let (mut free, mut span) = (0usize, 0);
+        let (mut free, mut span, mut queued) = (0usize, 0, 0usize);
         for (i, p) in pts.iter().rev().enumerate() {
             if p.queued {
-                // A packet or a burst in the window: its free samples' delays
-                // follow the packets' phase, not independent jitter, and the
-                // t statistic does not hold.
-                return None;
+                // Packets or bursts in the window (more than a share
+                // `Tuning::step_queued_share` of it queued): their free
+                // samples' delays follow the packets' phase, not independent
+                // jitter, and the t statistic does not hold. A few samples
+                // queued behind a late one (FIFO delivery under jitter) are
+                // left out.
+                queued += 1;
+                if queued as f64 > t.step_queued_share * (2 * m) as f64 {
+                    return None;
+                }
+                continue;
             }
             // Relative to the newest point and the line's slope, so that
             // the sums stay small.

@@ -581,6 +581,16 @@ impl LineFit {
         self.rebuild_now();
     }
 
+    /// Keeps only the newest `keep` points and rebuilds, the output's
+    /// level as it was: forgetting the older points of the same stream (a
+    /// rate that wanders, see `Wander::forget`), not a change.
+    pub fn forget_oldest(&mut self, keep: usize) {
+        while self.pts.len() > keep.max(2) {
+            self.pts.pop_front();
+        }
+        self.rebuild_now();
+    }
+
     /// Renumbers the points `g` times closer towards number `pivot` (at or
     /// after the last point; every difference to it must be a multiple of
     /// `g`), and rebuilds.

@@ -28,7 +28,9 @@
 //!    history grows to `history_factor × window` while the arrivals fit one
 //!    line. Before the fit matures, the young line: a running minimum at
 //!    the expected period (`Estimator::young_line`). A rate that wanders
-//!    (no line fits) is followed by a local tracker (`wander.rs`).
+//!    slower than the history spans is followed by forgetting the older
+//!    half of the history (`Wander::forget`); one that wanders faster (no
+//!    line fits) by a local tracker (`wander.rs`).
 //! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
 //!    of residuals far above or below the line, or beyond the jitter's
 //!    reach, signal a period step or a clock step; a slope test of the
@@ -1810,7 +1812,6 @@ impl Estimator {
             && restore.is_none()
             && settled
             && self.matured
-            && self.fit.rebuilt_floor().is_none()
             && let Some(f) = self.fit.active()
             && let Some(s) = self.changes.slope_step(self.fit.history(), f.slope, t)
         {
@@ -1821,6 +1822,17 @@ impl Estimator {
         } else {
             0
         };
+        // The clock line's forgetting: the older half of a history that
+        // no longer fits one line (a wandering rate, `Wander::forget`).
+        let forget = match self.fit.active() {
+            Some(f) if !change && restore.is_none() && settled && self.matured => self
+                .wander
+                .forget(self.fit.history(), f.slope, self.cfg.window.as_nanos()),
+            _ => None,
+        };
+        if let Some(keep) = forget {
+            self.fit.forget_oldest(keep);
+        }
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {

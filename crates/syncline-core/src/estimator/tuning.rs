@@ -355,6 +355,28 @@ pub struct Tuning {
     /// period step: 2000 ppm, ten times the largest swing of a crystal's rate (±100 ppm), so
     /// that a wandering rate is followed by the line and the wander tracker, not cut as steps.
     pub step_min: f64,
+    /// The largest share of queued samples (behind a late one, in a burst or a packet) in the
+    /// slope test's window for which the test runs, on the free samples: under FIFO delivery
+    /// a jitter of a third of a period queues one sample in twenty behind a late one, and a
+    /// window holding any was not tested (a 2.9 % step of a 16 Hz sensor under exponential
+    /// delays of 0.39 periods went unseen for 700 samples, `scripts/family_draws.py --seed 2
+    /// --kinds period_step --first 103 --draws 1`: 4.0 x Rock's RMS). Packets queue half of
+    /// their samples or more, a USB adapter's timer most: their windows stay untested.
+    pub step_queued_share: f64,
+    /// The t statistic (the slope difference of the history's older and newer halves over
+    /// its standard error) from which a rate that wanders is followed by forgetting the older
+    /// half (`Wander::forget`): odds of about `6e-5` per test without a change under Gaussian
+    /// residuals, a test every quarter of the history. A line over a 60 s history of a 41 Hz
+    /// sensor whose rate wanders 66 ppm over 104 s was 5.2 x Rock's RMS (`scripts/family_draws.py
+    /// --seed 2 --kinds wandering --first 121 --draws 1`); a rate wandering that slowly
+    /// inflates no second difference the wander test reads, and only the halves' slopes show
+    /// it. At 0 the test is off.
+    pub forget_t: f64,
+    /// The fewest committed samples between two tests of the halves' slopes (a quarter of the
+    /// history otherwise).
+    pub forget_every: u32,
+    /// The fewest points the forgetting keeps: half of them fit each slope of the next test.
+    pub forget_min_points: usize,
     /// The newest history points searched for where a change lies once the runs above or
     /// below the floor found it (`changes::change_point`, at most 512): a step of 0.5 % under
     /// a jitter of a tenth of a period takes a few tens of samples to show.
@@ -633,6 +655,10 @@ impl Default for Tuning {
             step_windows: [16, 32, 64, 128, 256],
             step_t: 6.0,
             step_min: 0.002,
+            step_queued_share: 0.125,
+            forget_t: 4.0,
+            forget_every: 16,
+            forget_min_points: 64,
             change_search: 256,
             change_min_seg: 3,
             pause_watch: 48,

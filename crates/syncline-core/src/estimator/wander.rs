@@ -1,4 +1,6 @@
-//! A sensor whose rate wanders: a local tracker for when no line fits.
+//! A sensor whose rate wanders: the forgetting of a history that no longer
+//! fits one line ([`Wander::forget`]), and a local tracker for when no line
+//! fits at all.
 //!
 //! Every other part of the estimator assumes a clock line: the sensor's
 //! period is constant over the history, up to a drift of some ppm. Some
@@ -161,6 +163,9 @@ pub(crate) struct Wander {
     r: f64,
     q: f64,
     kf: Option<Kf>,
+    /// Committed samples since the last test of the line's history
+    /// ([`Wander::forget`]).
+    since_forget: u32,
     /// The tuning values (see [`Tuning`]).
     t: Tuning,
 }
@@ -203,6 +208,7 @@ impl Wander {
             r: 0.0,
             q: 0.0,
             kf: None,
+            since_forget: 0,
         }
     }
 
@@ -556,5 +562,102 @@ impl Wander {
         };
         let e = kf.at.checked_add(v.round() as i64)?;
         Some(e.min(q.saturating_add((self.t.wander_gate_sd * self.r.sqrt()) as i64)))
+    }
+}
+
+/// Least-squares sums of one half of the history, relative to its newest
+/// point and the line's period.
+#[derive(Debug, Clone, Copy, Default)]
+struct Half {
+    k: f64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+    syy: f64,
+}
+
+impl Half {
+    fn add(&mut self, x: f64, y: f64) {
+        self.k += 1.0;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+        self.syy += y * y;
+    }
+
+    /// The slope, the centred `Σx²` and the sum of squared residuals.
+    fn fit(&self) -> (f64, f64, f64) {
+        let cxx = self.sxx - self.sx * self.sx / self.k;
+        let cxy = self.sxy - self.sx * self.sy / self.k;
+        let cyy = self.syy - self.sy * self.sy / self.k;
+        let b = cxy / cxx;
+        (b, cxx, (cyy - b * cxy).max(0.0))
+    }
+}
+
+impl Wander {
+    /// The forgetting of a rate that wanders slower than the history
+    /// spans: every quarter of the history (at least
+    /// `Tuning::forget_every` committed samples), the free samples of the
+    /// line's history `pts` (oldest first) are split into an older and a
+    /// newer half, each fitted by least squares, and their slopes
+    /// compared. Without a change of rate the two differ by the jitter
+    /// alone, a t statistic of about `len − 4` degrees of freedom; at
+    /// `Tuning::forget_t` or more the arrivals no longer fit one line over
+    /// the history (a crystal's rate wandering with temperature), and the
+    /// older half is forgotten. Returns how many of the newest points to
+    /// keep: never fewer than span `min_span` ns (the configured window)
+    /// nor `Tuning::forget_min_points`. Histories with more than a share
+    /// `Tuning::step_queued_share` of queued samples (packets, a USB
+    /// adapter's timer) are not tested: the phase of their packets drifts,
+    /// and with it the free samples' delays.
+    ///
+    /// The history then holds about the span over which the rate's drift
+    /// stays within the jitter, as a line must: a longer one bends the
+    /// estimates by the rate's curvature, a shorter one lets the jitter
+    /// through. O(history) every quarter of it: O(1) per sample.
+    pub fn forget(&mut self, pts: &[Point], period: f64, min_span: i64) -> Option<usize> {
+        self.since_forget = self.since_forget.saturating_add(1);
+        let len = pts.len();
+        let every = ((len / 4) as u32).max(self.t.forget_every);
+        if self.since_forget < every || self.t.forget_t <= 0.0 {
+            return None;
+        }
+        self.since_forget = 0;
+        let keep = len / 2;
+        let last = *pts.last()?;
+        let first_kept = pts[len - keep];
+        if keep < self.t.forget_min_points
+            || last.q.saturating_sub(first_kept.q) < min_span
+            || !(period > 0.0 && period.is_finite())
+        {
+            return None;
+        }
+        let (mut newer, mut older) = (Half::default(), Half::default());
+        let mut queued = 0usize;
+        for (i, p) in pts.iter().rev().enumerate() {
+            if p.queued {
+                queued += 1;
+                continue;
+            }
+            let x = (p.n - last.n) as f64;
+            let y = (p.q - last.q) as f64 - period * x;
+            if i < keep {
+                newer.add(x, y);
+            } else {
+                older.add(x, y);
+            }
+        }
+        if queued as f64 > self.t.step_queued_share * len as f64 || newer.k < 3.0 || older.k < 3.0 {
+            return None;
+        }
+        let (b1, c1, e1) = newer.fit();
+        let (b0, c0, e0) = older.fit();
+        let s2 = (e1 + e0) / (newer.k + older.k - 4.0);
+        let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
+        let d = (b1 - b0).abs();
+        (d.is_finite() && d > self.t.forget_t * se && d > 0.0).then_some(keep)
     }
 }
