@@ -208,6 +208,10 @@ pub(crate) struct LineFit {
     hulled_n: Option<i64>,
     hull_cnt: i64,
     hull_sx: i64,
+    /// The free (not queued) points' count and sum of offsets: the floor
+    /// is the hull edge under their centroid (see [`Self::refresh_lines`]).
+    free_cnt: i64,
+    free_sx: i64,
     /// The centroid edge's end vertex index and vertices, cached.
     edge: usize,
     edge_pts: ((i64, i64), (i64, i64)),
@@ -274,6 +278,8 @@ impl LineFit {
             hulled_n: None,
             hull_cnt: 0,
             hull_sx: 0,
+            free_cnt: 0,
+            free_sx: 0,
             edge: 1,
             edge_pts: ((0, 0), (0, 0)),
             sums: LsSums::default(),
@@ -352,6 +358,11 @@ impl LineFit {
     /// Points held.
     pub fn len(&self) -> usize {
         self.pts.len()
+    }
+
+    /// Free (not queued) points held.
+    pub fn free_len(&self) -> usize {
+        usize::try_from(self.free_cnt).unwrap_or(0)
     }
 
     /// Capacity in points.
@@ -697,7 +708,7 @@ impl LineFit {
         // The LS sums are kept only while least squares is in use (a
         // rebuild computes them when the mode switches).
         let include = self.mode == FitMode::LeastSquares && self.ls_includes(&p);
-        self.hull_push(x, y);
+        self.hull_push(x, y, p.queued);
         self.hulled_n = Some(p.n);
         if include {
             self.sums.add(x, y, false);
@@ -777,7 +788,7 @@ impl LineFit {
     }
 
     #[inline(always)]
-    fn hull_push(&mut self, x: i64, y: i64) {
+    fn hull_push(&mut self, x: i64, y: i64, queued: bool) {
         // Hull vertices lie between the anchor and this point (numbers
         // increase, arrivals never decrease): this point's offsets bound
         // every difference.
@@ -788,6 +799,10 @@ impl LineFit {
         }
         self.hull_cnt += 1;
         self.hull_sx = self.hull_sx.saturating_add(x);
+        if !queued {
+            self.free_cnt += 1;
+            self.free_sx = self.free_sx.saturating_add(x);
+        }
     }
 
     /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
@@ -807,6 +822,7 @@ impl LineFit {
         self.hull.clear();
         self.hull_cnt = 0;
         self.hull_sx = 0;
+        (self.free_cnt, self.free_sx) = (0, 0);
         self.sums = LsSums::default();
         self.floor = None;
         self.rebuilt_floor = None;
@@ -844,6 +860,10 @@ impl LineFit {
             pts.iter().fold(0i64, |s, p| s.saturating_add(rel(p).0))
         };
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
+        let free = pts.iter().filter(|p| !p.queued);
+        (self.free_cnt, self.free_sx) = free.fold((0i64, 0i64), |(c, s), p| {
+            (c + 1, s.saturating_add(rel(p).0))
+        });
         // The history only lost points at the front since the old hull was
         // built (plus points after `hulled`, not in it). The old hull's
         // vertices from the first one still in the history on are the
@@ -1145,7 +1165,19 @@ impl LineFit {
         } else {
             // The edge whose end is the first vertex at or right of the
             // centroid: walk from the previous edge (it moves rarely).
-            let (sx, cnt) = (self.hull_sx, self.hull_cnt);
+            // Under the free points' centroid, once there are as many as
+            // the statistics need: the line of least total delay over the
+            // points whose delays tell the latency. A queued point only
+            // bounds the floor from above (its delay is its wait behind
+            // the one before it); a burst of them, after a stall at the
+            // start of the history, took the floor's slope for the
+            // burst's spacing (tens of us for a period of 0.6 s). Fewer
+            // free points lie next to the burst, on edges it bends.
+            let (sx, cnt) = if self.free_len() >= self.t.min_stats_points {
+                (self.free_sx, self.free_cnt)
+            } else {
+                (self.hull_sx, self.hull_cnt)
+            };
             let left_of = |x: i64| match x.checked_mul(cnt) {
                 Some(v) => v < sx,
                 None => i128::from(x) * i128::from(cnt) < i128::from(sx),
