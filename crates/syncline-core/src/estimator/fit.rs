@@ -228,6 +228,9 @@ pub(crate) struct LineFit {
     stats_valid: bool,
     /// Set by a rebuild that found the history inconsistent.
     pub inconsistent: bool,
+    /// Set by [`Self::clear`] (a restart), until the statistics are valid
+    /// again: see [`Self::stalled_first`].
+    restarted: bool,
     /// The arrival gaps' spread (kept across [`Self::clear`]: a restart
     /// does not change the jitter).
     gaps: GapSpread,
@@ -289,6 +292,7 @@ impl LineFit {
             shown_reach: 0.0,
             stats_valid: false,
             inconsistent: false,
+            restarted: false,
             gaps: GapSpread::default(),
             quantised_tick: None,
             prior_period: None,
@@ -310,6 +314,7 @@ impl LineFit {
     /// offset: the latency the output carries does not change at a restart
     /// (the sensor's latency did not).
     pub fn clear(&mut self) {
+        self.restarted = true;
         self.pts.clear();
         self.quant.clear();
         self.rebuild_now();
@@ -773,6 +778,18 @@ impl LineFit {
         }
     }
 
+    /// Whether the history's first point, after a restart (and until the
+    /// statistics are valid again), is a stalled sample: the point after
+    /// it is queued, so it was ready before the first arrived, and the
+    /// first waited at least `1 − Tuning::queued` of a period beyond its
+    /// least delay (one-sided delays). A restart follows a gap longer than
+    /// the window, a stall: in the least-squares sums of the young line
+    /// its first sample, periods above the floor, tilted the line by
+    /// periods (the backlog behind it is queued, left out anyway).
+    fn stalled_first(&self) -> bool {
+        self.restarted && self.pts.len() >= 2 && self.pts[1].queued
+    }
+
     /// The jitter's reach above the floor: `Tuning::ls_limit_sd` residual
     /// standard deviations above the mean residual, from the last rebuild's
     /// statistics (valid or not).
@@ -988,9 +1005,16 @@ impl LineFit {
         self.set_stats(k, sum, ss);
         // Without previous statistics these judge: with no limit, an early
         // stall would tilt the first least-squares line.
+        self.restarted &= !self.stats_valid;
         let limit = prev_limit.or(self.ls_limit()).unwrap_or(f64::INFINITY);
+        let stalled = self.stalled_first();
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
-            for p in self.pts.iter().filter(|p| !p.queued) {
+            for p in self
+                .pts
+                .iter()
+                .skip(usize::from(stalled))
+                .filter(|p| !p.queued)
+            {
                 let (x, y, r) = residual(p);
                 if r <= limit {
                     self.sums.add(x, y, small);
