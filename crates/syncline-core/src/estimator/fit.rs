@@ -208,6 +208,10 @@ pub(crate) struct LineFit {
     hulled_n: Option<i64>,
     hull_cnt: i64,
     hull_sx: i64,
+    /// The free (not queued) points' count and sum of offsets: the floor
+    /// is the hull edge under their centroid (see [`Self::refresh_lines`]).
+    free_cnt: i64,
+    free_sx: i64,
     /// The centroid edge's end vertex index and vertices, cached.
     edge: usize,
     edge_pts: ((i64, i64), (i64, i64)),
@@ -224,6 +228,9 @@ pub(crate) struct LineFit {
     stats_valid: bool,
     /// Set by a rebuild that found the history inconsistent.
     pub inconsistent: bool,
+    /// Set by [`Self::clear`] (a restart), until the statistics are valid
+    /// again: see [`Self::stalled_first`].
+    restarted: bool,
     /// The arrival gaps' spread (kept across [`Self::clear`]: a restart
     /// does not change the jitter).
     gaps: GapSpread,
@@ -274,6 +281,8 @@ impl LineFit {
             hulled_n: None,
             hull_cnt: 0,
             hull_sx: 0,
+            free_cnt: 0,
+            free_sx: 0,
             edge: 1,
             edge_pts: ((0, 0), (0, 0)),
             sums: LsSums::default(),
@@ -283,6 +292,7 @@ impl LineFit {
             shown_reach: 0.0,
             stats_valid: false,
             inconsistent: false,
+            restarted: false,
             gaps: GapSpread::default(),
             quantised_tick: None,
             prior_period: None,
@@ -304,6 +314,7 @@ impl LineFit {
     /// offset: the latency the output carries does not change at a restart
     /// (the sensor's latency did not).
     pub fn clear(&mut self) {
+        self.restarted = true;
         self.pts.clear();
         self.quant.clear();
         self.rebuild_now();
@@ -356,6 +367,11 @@ impl LineFit {
     /// Points held.
     pub fn len(&self) -> usize {
         self.pts.len()
+    }
+
+    /// Free (not queued) points held.
+    pub fn free_len(&self) -> usize {
+        usize::try_from(self.free_cnt).unwrap_or(0)
     }
 
     /// Capacity in points.
@@ -711,7 +727,7 @@ impl LineFit {
         // The LS sums are kept only while least squares is in use (a
         // rebuild computes them when the mode switches).
         let include = self.mode == FitMode::LeastSquares && self.ls_includes(&p);
-        self.hull_push(x, y);
+        self.hull_push(x, y, p.queued);
         self.hulled_n = Some(p.n);
         if include {
             self.sums.add(x, y, false);
@@ -776,6 +792,18 @@ impl LineFit {
         }
     }
 
+    /// Whether the history's first point, after a restart (and until the
+    /// statistics are valid again), is a stalled sample: the point after
+    /// it is queued, so it was ready before the first arrived, and the
+    /// first waited at least `1 − Tuning::queued` of a period beyond its
+    /// least delay (one-sided delays). A restart follows a gap longer than
+    /// the window, a stall: in the least-squares sums of the young line
+    /// its first sample, periods above the floor, tilted the line by
+    /// periods (the backlog behind it is queued, left out anyway).
+    fn stalled_first(&self) -> bool {
+        self.restarted && self.pts.len() >= 2 && self.pts[1].queued
+    }
+
     /// The jitter's reach above the floor: `Tuning::ls_limit_sd` residual
     /// standard deviations above the mean residual, from the last rebuild's
     /// statistics (valid or not).
@@ -791,7 +819,7 @@ impl LineFit {
     }
 
     #[inline(always)]
-    fn hull_push(&mut self, x: i64, y: i64) {
+    fn hull_push(&mut self, x: i64, y: i64, queued: bool) {
         // Hull vertices lie between the anchor and this point (numbers
         // increase, arrivals never decrease): this point's offsets bound
         // every difference.
@@ -802,6 +830,10 @@ impl LineFit {
         }
         self.hull_cnt += 1;
         self.hull_sx = self.hull_sx.saturating_add(x);
+        if !queued {
+            self.free_cnt += 1;
+            self.free_sx = self.free_sx.saturating_add(x);
+        }
     }
 
     /// Re-anchors on the oldest point and rebuilds hull, statistics and sums.
@@ -821,6 +853,7 @@ impl LineFit {
         self.hull.clear();
         self.hull_cnt = 0;
         self.hull_sx = 0;
+        (self.free_cnt, self.free_sx) = (0, 0);
         self.sums = LsSums::default();
         self.floor = None;
         self.rebuilt_floor = None;
@@ -858,6 +891,10 @@ impl LineFit {
             pts.iter().fold(0i64, |s, p| s.saturating_add(rel(p).0))
         };
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
+        let free = pts.iter().filter(|p| !p.queued);
+        (self.free_cnt, self.free_sx) = free.fold((0i64, 0i64), |(c, s), p| {
+            (c + 1, s.saturating_add(rel(p).0))
+        });
         // The history only lost points at the front since the old hull was
         // built (plus points after `hulled`, not in it). The old hull's
         // vertices from the first one still in the history on are the
@@ -982,9 +1019,16 @@ impl LineFit {
         self.set_stats(k, sum, ss);
         // Without previous statistics these judge: with no limit, an early
         // stall would tilt the first least-squares line.
+        self.restarted &= !self.stats_valid;
         let limit = prev_limit.or(self.ls_limit()).unwrap_or(f64::INFINITY);
+        let stalled = self.stalled_first();
         if self.mode == FitMode::LeastSquares || self.wanted_mode() == FitMode::LeastSquares {
-            for p in self.pts.iter().filter(|p| !p.queued) {
+            for p in self
+                .pts
+                .iter()
+                .skip(usize::from(stalled))
+                .filter(|p| !p.queued)
+            {
                 let (x, y, r) = residual(p);
                 if r <= limit {
                     self.sums.add(x, y, small);
@@ -1159,7 +1203,19 @@ impl LineFit {
         } else {
             // The edge whose end is the first vertex at or right of the
             // centroid: walk from the previous edge (it moves rarely).
-            let (sx, cnt) = (self.hull_sx, self.hull_cnt);
+            // Under the free points' centroid, once there are as many as
+            // the statistics need: the line of least total delay over the
+            // points whose delays tell the latency. A queued point only
+            // bounds the floor from above (its delay is its wait behind
+            // the one before it); a burst of them, after a stall at the
+            // start of the history, took the floor's slope for the
+            // burst's spacing (tens of us for a period of 0.6 s). Fewer
+            // free points lie next to the burst, on edges it bends.
+            let (sx, cnt) = if self.free_len() >= self.t.min_stats_points {
+                (self.free_sx, self.free_cnt)
+            } else {
+                (self.hull_sx, self.hull_cnt)
+            };
             let left_of = |x: i64| match x.checked_mul(cnt) {
                 Some(v) => v < sx,
                 None => i128::from(x) * i128::from(cnt) < i128::from(sx),

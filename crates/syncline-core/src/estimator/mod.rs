@@ -1204,8 +1204,8 @@ impl Estimator {
         })
     }
 
-    /// Before the fit has matured (fewer than `Tuning::young` samples since the
-    /// start or a restart) and with an expected period: the lowest line of
+    /// Before the fit has matured (fewer than `Tuning::young` free samples
+    /// since the start or a restart) and with an expected period: the lowest line of
     /// that slope under all samples (a running minimum, like Rock and
     /// Olson), steadier than a slope measured from a handful of samples.
     /// Not once the samples contradict a configured period (see
@@ -1789,7 +1789,7 @@ impl Estimator {
                 .check(period.filter(|_| self.st.references == 0));
         }
         if !self.matured {
-            self.matured = self.fit.len() >= self.cfg.tuning.young;
+            self.matured = self.fit.free_len() >= self.cfg.tuning.young;
             let below = match (self.running_minimum(), self.young_anchor) {
                 (Some(l), Some(_)) => l.residual(p.n, p.q) < 0.0,
                 _ => true,

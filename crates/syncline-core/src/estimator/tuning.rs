@@ -28,7 +28,11 @@ pub struct Tuning {
     /// running minimum at the expected period, like Rock's and Olson's estimators), steadier
     /// than a slope measured from a handful of samples; from then on the measured slope
     /// replaces the expected period. About the 24 samples the residual statistics need
-    /// (`min_stats_points`) plus a rebuild.
+    /// (`min_stats_points`) plus a rebuild. Free samples only (not queued behind their
+    /// predecessor): the burst after a stall longer than the window, at the start of the
+    /// restarted history, is most of 32 samples and says nothing of the line (the fit ended
+    /// the young line 10-15 samples after such bursts and the floor took their spacing for
+    /// the period, 18 periods off on 0.4-0.9 s sensors of the `stalls` family draws).
     ///
     /// At 0, none of the 13 public scenarios misses its target: it guards the case
     /// described above.
