@@ -223,10 +223,61 @@ impl Changes {
 /// of the period is a wandering rate (a crystal's, at most a few hundred
 /// ppm), not a step: the line's forgetting and the wander tracker follow
 /// it.
-#[derive(Debug, Clone, Copy, Default)]
+///
+/// The segments' least-squares sums are kept in blocks of free samples
+/// (the greatest common divisor of the windows' halves, 8 by default), so
+/// a test adds up block sums instead of visiting its `2m` samples: a few
+/// tens of operations per sample for all five windows, where visiting the
+/// samples cost about a thousand (`benches/estimator_speed.rs`).
+#[derive(Debug, Clone, Copy)]
 pub(super) struct SlopeSteps {
     /// Committed samples since the last cut (the test's clock).
     count: u32,
+    /// Free samples taken into the blocks since the last cut.
+    free: u32,
+    /// Free samples per block (set at the first free sample after a cut).
+    size: u32,
+    /// The slope taken out of the blocks' `y` (the line's at the first free
+    /// sample after a cut): the slope test is blind to it, and it keeps the
+    /// sums small.
+    slope_ref: f64,
+    /// The number of the newest free sample taken in.
+    last_n: i64,
+    /// The block being filled, and its samples.
+    filling: Block,
+    filled: u32,
+    /// The newest blocks, a ring: `blocks[i % SLOPE_BLOCKS]` is block `i`.
+    blocks: [Block; SLOPE_BLOCKS],
+    /// Blocks completed since the last cut.
+    done: u32,
+}
+
+/// The blocks the slope test keeps: two segments of the longest window.
+const SLOPE_BLOCKS: usize = 64;
+
+/// The least-squares sums of a block of free samples, relative to its
+/// first sample `(n0, q0)` (`y` less the reference slope).
+#[derive(Debug, Clone, Copy, Default)]
+struct Block {
+    seg: Seg,
+    n0: i64,
+    q0: i64,
+}
+
+impl Default for SlopeSteps {
+    fn default() -> Self {
+        SlopeSteps {
+            count: 0,
+            free: 0,
+            size: 0,
+            slope_ref: 0.0,
+            last_n: i64::MIN,
+            filling: Block::default(),
+            filled: 0,
+            blocks: [Block::default(); SLOPE_BLOCKS],
+            done: 0,
+        }
+    }
 }
 
 /// Least-squares sums of one segment: `(x, y)` relative to its first
@@ -252,6 +303,18 @@ impl Seg {
         self.syy += y * y;
     }
 
+    /// Adds the sums `o`, taken relative to a point at `(dx, dy)` from this
+    /// segment's origin.
+    #[inline(always)]
+    fn merge(&mut self, o: &Seg, dx: f64, dy: f64) {
+        self.sxx += o.sxx + 2.0 * dx * o.sx + o.k * dx * dx;
+        self.sxy += o.sxy + dx * o.sy + dy * o.sx + o.k * dx * dy;
+        self.syy += o.syy + 2.0 * dy * o.sy + o.k * dy * dy;
+        self.sx += o.sx + o.k * dx;
+        self.sy += o.sy + o.k * dy;
+        self.k += o.k;
+    }
+
     /// The slope, the centred `Σx²` and the sum of squared residuals.
     fn fit(&self) -> (f64, f64, f64) {
         let cxx = self.sxx - self.sx * self.sx / self.k;
@@ -263,9 +326,14 @@ impl Seg {
 }
 
 impl SlopeSteps {
-    /// Forgets the clock (after the history was cut or renumbered).
+    /// Forgets the clock and the blocks (after the history was cut or
+    /// renumbered).
     pub fn forget(&mut self) {
         self.count = 0;
+        self.free = 0;
+        self.filled = 0;
+        self.done = 0;
+        self.last_n = i64::MIN;
     }
 
     /// Takes in a committed sample, after it entered the history `pts`
@@ -277,57 +345,105 @@ impl SlopeSteps {
         if period.is_nan() || period <= 0.0 || t.step_t <= 0.0 {
             return None;
         }
+        let p = *pts.last()?;
+        if p.queued || p.n <= self.last_n {
+            return None;
+        }
+        self.last_n = p.n;
+        if self.free == 0 {
+            self.slope_ref = period;
+            self.size = Self::block_size(t);
+        }
+        if self.filled == 0 {
+            self.filling = Block {
+                seg: Seg::default(),
+                n0: p.n,
+                q0: p.q,
+            };
+        }
+        let x = (p.n - self.filling.n0) as f64;
+        let y = (p.q - self.filling.q0) as f64 - self.slope_ref * x;
+        self.filling.seg.add(x, y);
+        self.filled += 1;
+        self.free = self.free.saturating_add(1);
+        if self.filled < self.size {
+            return None;
+        }
+        self.blocks[self.done as usize % SLOPE_BLOCKS] = self.filling;
+        self.done = self.done.wrapping_add(1);
+        self.filled = 0;
         for &m in &t.step_windows {
             // Both segments within the points `change_point` searches.
             let m = m.clamp(4, CHANGE_SEARCH_MAX / 2);
             let every = (m / 2) as u32;
-            if self.count < 2 * m as u32 || !self.count.is_multiple_of(every) {
+            if self.free < 2 * m as u32 || !self.free.is_multiple_of(every) {
                 continue;
             }
-            if let Some(span) = Self::test(pts, m, period, t) {
+            if let Some(span) = self.test(pts, m, period, t) {
                 return Some(span);
             }
         }
         None
     }
 
-    /// The test of one window length `m` (see [`SlopeSteps`]).
-    fn test(pts: &[Point], m: usize, period: f64, t: &Tuning) -> Option<usize> {
+    /// Free samples per block: the greatest common divisor of the windows'
+    /// halves, so that every window's segments are whole blocks; at least
+    /// the size that lets the ring hold the longest window's two segments.
+    fn block_size(t: &Tuning) -> u32 {
+        let gcd = |mut a: u32, mut b: u32| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let halves = t
+            .step_windows
+            .iter()
+            .map(|&m| (m.clamp(4, CHANGE_SEARCH_MAX / 2) / 2) as u32);
+        halves.fold(0, gcd).max(1)
+    }
+
+    /// The test of one window length `m` (see [`SlopeSteps`]), on the
+    /// newest blocks; `pts` is the history (for the floors).
+    fn test(&self, pts: &[Point], m: usize, period: f64, t: &Tuning) -> Option<usize> {
         let last = pts.last()?;
-        let (mut newer, mut older) = (Seg::default(), Seg::default());
-        let (mut free, mut span, mut queued) = (0usize, 0, 0usize);
-        for (i, p) in pts.iter().rev().enumerate() {
-            if p.queued {
-                // Packets or bursts in the window (more than a share
-                // `Tuning::step_queued_share` of it queued): their free
-                // samples' delays follow the packets' phase, not independent
-                // jitter, and the t statistic does not hold. A few samples
-                // queued behind a late one (FIFO delivery under jitter) are
-                // left out.
-                queued += 1;
-                if queued as f64 > t.step_queued_share * (2 * m) as f64 {
-                    return None;
-                }
-                continue;
-            }
-            // Relative to the newest point and the line's slope, so that
-            // the sums stay small.
-            let x = (p.n - last.n) as f64;
-            let y = (p.q - last.q) as f64 - period * x;
-            if free < m {
-                newer.add(x, y);
-            } else {
-                older.add(x, y);
-            }
-            free += 1;
-            span = i + 1;
-            if free == 2 * m {
-                break;
-            }
-        }
-        if free < 2 * m {
+        let per = m / self.size as usize;
+        // A window the ring cannot hold (a configuration whose windows
+        // share no large divisor) is not tested.
+        if !m.is_multiple_of(self.size as usize) || 2 * per > SLOPE_BLOCKS {
             return None;
         }
+        let block = |i: usize| &self.blocks[(self.done as usize - i) % SLOPE_BLOCKS];
+        let segment = |from: usize| {
+            // Blocks `from` (newest of the segment, counted back from 1) on.
+            let a = block(from + per - 1);
+            let mut seg = Seg::default();
+            for i in (from..from + per).rev() {
+                let b = block(i);
+                let dx = (b.n0 - a.n0) as f64;
+                let dy = (b.q0 - a.q0) as f64 - self.slope_ref * dx;
+                seg.merge(&b.seg, dx, dy);
+            }
+            seg
+        };
+        // The samples the window spans in the history, the queued among
+        // them: packets or bursts (more than a share
+        // `Tuning::step_queued_share` of the window queued) make the free
+        // samples' delays follow the packets' phase, not independent
+        // jitter, and the t statistic does not hold. A few samples queued
+        // behind a late one (FIFO delivery under jitter) are left out.
+        // (The history's numbers increase: the window's first sample is
+        // found by bisection; one trimmed off ends the test.)
+        let n0 = block(2 * per).n0;
+        let at = pts.partition_point(|p| p.n < n0);
+        if pts.get(at).is_none_or(|p| p.n != n0) {
+            return None;
+        }
+        let span = pts.len() - at;
+        if span.saturating_sub(2 * m) as f64 > t.step_queued_share * (2 * m) as f64 {
+            return None;
+        }
+        let (newer, older) = (segment(1), segment(per + 1));
         let (b1, c1, e1) = newer.fit();
         let (b0, c0, e0) = older.fit();
         let d = b0 - b1;

@@ -635,21 +635,23 @@ impl Wander {
         {
             return None;
         }
-        let (mut newer, mut older) = (Half::default(), Half::default());
+        // The halves' sums, newest first, one loop each (no branch on the
+        // half per point).
         let mut queued = 0usize;
-        for (i, p) in pts.iter().rev().enumerate() {
-            if p.queued {
-                queued += 1;
-                continue;
+        let mut half = |pts: &[Point]| {
+            let mut h = Half::default();
+            for p in pts.iter().rev() {
+                if p.queued {
+                    queued += 1;
+                    continue;
+                }
+                let x = (p.n - last.n) as f64;
+                h.add(x, (p.q - last.q) as f64 - period * x);
             }
-            let x = (p.n - last.n) as f64;
-            let y = (p.q - last.q) as f64 - period * x;
-            if i < keep {
-                newer.add(x, y);
-            } else {
-                older.add(x, y);
-            }
-        }
+            h
+        };
+        let newer = half(&pts[len - keep..]);
+        let older = half(&pts[..len - keep]);
         if queued as f64 > self.t.step_queued_share * len as f64 || newer.k < 3.0 || older.k < 3.0 {
             return None;
         }
