@@ -368,6 +368,11 @@ pub struct Estimator {
     /// path's `None` is written long before it is read).
     arrival_alt: Option<Ambiguous>,
     last_arrival: Option<i64>,
+    /// The current burst (samples arriving within `Tuning::queued` of a
+    /// period of each other: a packet, or a backlog after a stall): its
+    /// first arrival and how many samples it holds so far (see
+    /// [`Self::infer_early`]).
+    burst: Option<(i64, u32)>,
     /// Rejected backwards arrivals in a row, and the latest of them.
     back_run: u32,
     back_last: i64,
@@ -501,6 +506,7 @@ impl Estimator {
             pending: None,
             arrival_alt: None,
             last_arrival: None,
+            burst: None,
             back_run: 0,
             back_last: 0,
             last_n: None,
@@ -828,6 +834,7 @@ impl Estimator {
         // Stages 2 and 5: the estimate on the clock line (or the pulses'
         // line); the output stage (6) follows in `update`.
         let stamp = self.estimate_at(n, q, period);
+        self.note_burst(q, since_last, period);
         self.hold_pending(n, q, queued);
         Ok(Estimate {
             stamp,
@@ -860,6 +867,18 @@ impl Estimator {
             }
             _ => false,
         }
+    }
+
+    /// Follows the burst the arrival `q` belongs to: a new one unless it
+    /// came within `Tuning::queued` of a period after the one before.
+    #[inline(always)]
+    fn note_burst(&mut self, q: i64, since_last: Option<i64>, period: Option<f64>) {
+        self.burst = match (self.burst, since_last, period) {
+            (Some((first, k)), Some(gap), Some(p)) if (gap as f64) < self.cfg.tuning.queued * p => {
+                Some((first, k.saturating_add(1)))
+            }
+            _ => Some((q, 1)),
+        };
     }
 
     /// Stage 1, numbering (confirmation): the arrival `q` confirms or
@@ -1528,7 +1547,24 @@ impl Estimator {
         let Some(last) = self.last_arrival else {
             return (base, 0, None);
         };
-        let r0 = q.saturating_sub(last) as f64 - p;
+        let mut r0 = q.saturating_sub(last) as f64 - p;
+        // After a burst of `k` samples, its first sample is the one that
+        // left free (a packet leaves when it fills or when a latency timer
+        // since its first sample fires: the samples behind the first
+        // arrive early for their numbers, the first one late by the whole
+        // timer). Measured from the first, the new arrival is on time for
+        // the next number; measured from the last, it looks late by the
+        // samples the packet held. A burst whose first sample was itself
+        // late (a stall, its backlog queued behind it) puts the new
+        // arrival early on the first's line by more than
+        // `Tuning::burst_free_reach` of a period: there the last one is
+        // the reference.
+        if let Some((first, k)) = self.burst.filter(|&(_, k)| k > 1) {
+            let r_first = q.saturating_sub(first) as f64 - f64::from(k) * p;
+            if r_first > -self.cfg.tuning.burst_free_reach * p {
+                r0 = r0.min(r_first);
+            }
+        }
         let m = (r0 / p).round();
         // Within the jitter the young samples have shown above their floor
         // (`Tuning::stats_reach` median residuals), the sample may be on

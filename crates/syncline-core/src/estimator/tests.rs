@@ -3555,3 +3555,91 @@ fn a_burst_after_a_restart_does_not_set_the_period() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A serial sensor behind a USB adapter (`scripts/family_draws.py`, kind
+/// `usb_timer`): 1000 samples every 0.5-20 ms, 0.1-2 ms latency plus
+/// exponential delays of 1-50 % of a period, held by the adapter until a
+/// packet of 2-32 samples fills or a latency timer of 1-16 ms since the
+/// packet's first sample fires, delivered in order (a sample ready before
+/// the one ahead of it was delivered comes 20-60 us after it): the period, a
+/// description and `(time, arrival)` per sample.
+fn usb_timer_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let p = (0.5e6 * 40f64.powf(rng.next())) as i64;
+    let m = 2 + (31.0 * rng.next()) as usize;
+    let timer = ((1.0 + 15.0 * rng.next()) * 1e6) as i64;
+    let jitter = 0.01 * 50f64.powf(rng.next()) * p as f64;
+    let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
+    let n = 1000;
+    let times: Vec<i64> = (0..n).map(|k| T0 + k as i64 * p).collect();
+    let ready: Vec<i64> = times
+        .iter()
+        .map(|&t| t + latency + rng.exp(jitter))
+        .collect();
+    // The adapter: a packet leaves when `m` samples are in or `timer`
+    // after its first one.
+    let (mut sent, mut start, mut held) = (Vec::with_capacity(n), 0i64, 0usize);
+    for &r in &ready {
+        if held > 0 && r > start + timer {
+            sent.extend(std::iter::repeat_n(start + timer, held));
+            held = 0;
+        }
+        if held == 0 {
+            start = r;
+        }
+        held += 1;
+        if held == m {
+            sent.extend(std::iter::repeat_n(r, held));
+            held = 0;
+        }
+    }
+    sent.extend(std::iter::repeat_n(start + timer, held));
+    let mut last = i64::MIN;
+    let samples = times
+        .iter()
+        .zip(&sent)
+        .map(|(&t, &s)| {
+            let q = if s <= last {
+                last + 20_000 + (40_000.0 * rng.next()) as i64
+            } else {
+                s
+            };
+            last = q;
+            (t, q)
+        })
+        .collect();
+    let what = format!(
+        "period {p} ns, packets of {m}, timer {timer} ns, exponential jitter of {jitter:.0} ns"
+    );
+    (p, what, samples)
+}
+
+/// On USB-timer streams ([`usb_timer_stream`], none with a loss), at most
+/// a quarter of the streams number more than 1 % of their samples after a
+/// false loss on arrival. A packet that leaves on its timer carries its
+/// first sample late by the whole timer and the later ones early for
+/// their numbers; judged from the packet's last sample, the next packet's
+/// first one looked late by the samples the packet held and was numbered
+/// after as many false losses, its estimate whole periods late and the
+/// packet's others held behind it: 15 of these 24 streams, 2256 false
+/// losses in all (4 streams and 430 since; on `scripts/family_draws.py
+/// --seed 2 --kinds usb_timer --first 94 --draws 1`, 3 false losses on
+/// most packets, 2.6 x Rock's RMS). The streams still over (wide jitter or
+/// a timer of more than 15 periods) are judged once the fit has
+/// statistics, by the odds of a loss against a delay.
+#[test]
+fn usb_timer_packets_are_not_taken_for_losses() {
+    let over: Vec<String> = (1..=24u64)
+        .filter_map(|seed| {
+            let (p, what, samples) = usb_timer_stream(seed);
+            let mut e = est(Some(p));
+            let lost: u64 = samples
+                .iter()
+                .map(|&(_, q)| e.update(ts(q)).unwrap().lost_before)
+                .sum();
+            (lost * 100 > samples.len() as u64)
+                .then(|| format!("seed {seed}, {what}: {lost} false losses"))
+        })
+        .collect();
+    assert!(over.len() <= 6, "{over:#?}");
+}

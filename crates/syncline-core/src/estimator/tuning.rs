@@ -196,6 +196,14 @@ pub struct Tuning {
     /// within this fraction of a period of a whole number of periods (`Estimator::infer_early`):
     /// a young stream's jitter is unknown, and a gap halfway between two numbers says nothing.
     pub early_loss_tol: f64,
+    /// Before the fit has statistics, an arrival after a burst is judged from the burst's
+    /// first sample (a packet's free one: a USB adapter's latency timer holds the later
+    /// samples of a packet, so each arrives early for its number) unless it is earlier on the
+    /// first's line by more than this fraction of a period (then the first was stalled and the
+    /// backlog behind it drained: judged from the last, `Estimator::infer_early`). Half a
+    /// period: the jitter of a packet's first sample stays within it on USB-timer streams of
+    /// 0.01-0.5 periods of jitter, and a stall of two periods or more is beyond it.
+    pub burst_free_reach: f64,
     /// When the first gaps contradict the configured period (`period_contradicted`), a median
     /// within this fraction of a whole multiple of it is taken as that exact multiple (a rate
     /// configured in the wrong unit or twice too high), else the median itself.
@@ -630,6 +638,7 @@ impl Default for Tuning {
             renumber_run: 64,
             restore_run: 3,
             early_loss_tol: 0.25,
+            burst_free_reach: 0.5,
             period_multiple_tol: 0.05,
             verdict_spread_sd: 4.0,
             on_time_mean_min: 1e-4,
