@@ -224,39 +224,40 @@ impl Changes {
 /// ppm), not a step: the line's forgetting and the wander tracker follow
 /// it.
 ///
-/// The segments' least-squares sums are kept in blocks of free samples
-/// (the greatest common divisor of the windows' halves, 8 by default), so
-/// a test adds up block sums instead of visiting its `2m` samples: a few
-/// tens of operations per sample for all five windows, where visiting the
+/// Each window length keeps the least-squares sums of its newest four
+/// halves (`m / 2` free samples each), filled one sample at a time, so a
+/// test merges four sums instead of visiting its `2m` samples: about 100
+/// instructions per sample for all five windows, where visiting the
 /// samples cost about a thousand (`benches/estimator_speed.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SlopeSteps {
     /// Committed samples since the last cut (the test's clock).
     count: u32,
-    /// Free samples taken into the blocks since the last cut.
-    free: u32,
-    /// Free samples per block (set at the first free sample after a cut).
-    size: u32,
-    /// The slope taken out of the blocks' `y` (the line's at the first free
+    /// The slope taken out of the sums' `y` (the line's at the first free
     /// sample after a cut): the slope test is blind to it, and it keeps the
     /// sums small.
     slope_ref: f64,
     /// The number of the newest free sample taken in.
     last_n: i64,
-    /// The block being filled, and its samples.
+    /// Per window length of `Tuning::step_windows`, its halves.
+    windows: [Halves; STEP_WINDOWS],
+}
+
+/// The number of window lengths of the slope test (`Tuning::step_windows`).
+const STEP_WINDOWS: usize = 5;
+
+/// The halves of one window length: the one being filled and the newest
+/// four (`newest[i % 4]` is half `i`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Halves {
     filling: Block,
     filled: u32,
-    /// The newest blocks, a ring: `blocks[i % SLOPE_BLOCKS]` is block `i`.
-    blocks: [Block; SLOPE_BLOCKS],
-    /// Blocks completed since the last cut.
+    newest: [Block; 4],
     done: u32,
 }
 
-/// The blocks the slope test keeps: two segments of the longest window.
-const SLOPE_BLOCKS: usize = 64;
-
-/// The least-squares sums of a block of free samples, relative to its
-/// first sample `(n0, q0)` (`y` less the reference slope).
+/// The least-squares sums of a run of free samples, relative to its first
+/// sample `(n0, q0)` (`y` less the reference slope).
 #[derive(Debug, Clone, Copy, Default)]
 struct Block {
     seg: Seg,
@@ -268,14 +269,9 @@ impl Default for SlopeSteps {
     fn default() -> Self {
         SlopeSteps {
             count: 0,
-            free: 0,
-            size: 0,
             slope_ref: 0.0,
             last_n: i64::MIN,
-            filling: Block::default(),
-            filled: 0,
-            blocks: [Block::default(); SLOPE_BLOCKS],
-            done: 0,
+            windows: [Halves::default(); STEP_WINDOWS],
         }
     }
 }
@@ -326,14 +322,12 @@ impl Seg {
 }
 
 impl SlopeSteps {
-    /// Forgets the clock and the blocks (after the history was cut or
+    /// Forgets the clock and the sums (after the history was cut or
     /// renumbered).
     pub fn forget(&mut self) {
         self.count = 0;
-        self.free = 0;
-        self.filled = 0;
-        self.done = 0;
         self.last_n = i64::MIN;
+        self.windows = [Halves::default(); STEP_WINDOWS];
     }
 
     /// Takes in a committed sample, after it entered the history `pts`
@@ -349,92 +343,64 @@ impl SlopeSteps {
         if p.queued || p.n <= self.last_n {
             return None;
         }
-        self.last_n = p.n;
-        if self.free == 0 {
+        if self.last_n == i64::MIN {
             self.slope_ref = period;
-            self.size = Self::block_size(t);
         }
-        if self.filled == 0 {
-            self.filling = Block {
-                seg: Seg::default(),
-                n0: p.n,
-                q0: p.q,
-            };
-        }
-        let x = (p.n - self.filling.n0) as f64;
-        let y = (p.q - self.filling.q0) as f64 - self.slope_ref * x;
-        self.filling.seg.add(x, y);
-        self.filled += 1;
-        self.free = self.free.saturating_add(1);
-        if self.filled < self.size {
-            return None;
-        }
-        self.blocks[self.done as usize % SLOPE_BLOCKS] = self.filling;
-        self.done = self.done.wrapping_add(1);
-        self.filled = 0;
-        for &m in &t.step_windows {
+        self.last_n = p.n;
+        // Into every window length's half; those that filled a half are
+        // tested, in the order of `Tuning::step_windows`.
+        let mut due = [false; STEP_WINDOWS];
+        for (j, (w, &m)) in self.windows.iter_mut().zip(&t.step_windows).enumerate() {
             // Both segments within the points `change_point` searches.
-            let m = m.clamp(4, CHANGE_SEARCH_MAX / 2);
-            let every = (m / 2) as u32;
-            if self.free < 2 * m as u32 || !self.free.is_multiple_of(every) {
-                continue;
+            let half = (m.clamp(4, CHANGE_SEARCH_MAX / 2) / 2) as u32;
+            if w.filled == 0 {
+                w.filling = Block {
+                    seg: Seg::default(),
+                    n0: p.n,
+                    q0: p.q,
+                };
             }
-            if let Some(span) = self.test(pts, m, period, t) {
-                return Some(span);
+            let x = (p.n - w.filling.n0) as f64;
+            let y = (p.q - w.filling.q0) as f64 - self.slope_ref * x;
+            w.filling.seg.add(x, y);
+            w.filled += 1;
+            if w.filled == half {
+                w.newest[w.done as usize % 4] = w.filling;
+                w.done = w.done.saturating_add(1);
+                w.filled = 0;
+                due[j] = w.done >= 4;
             }
         }
-        None
+        (0..STEP_WINDOWS)
+            .filter(|&j| due[j])
+            .find_map(|j| self.test(j, pts, period, t))
     }
 
-    /// Free samples per block: the greatest common divisor of the windows'
-    /// halves, so that every window's segments are whole blocks; at least
-    /// the size that lets the ring hold the longest window's two segments.
-    fn block_size(t: &Tuning) -> u32 {
-        let gcd = |mut a: u32, mut b: u32| {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        };
-        let halves = t
-            .step_windows
-            .iter()
-            .map(|&m| (m.clamp(4, CHANGE_SEARCH_MAX / 2) / 2) as u32);
-        halves.fold(0, gcd).max(1)
-    }
-
-    /// The test of one window length `m` (see [`SlopeSteps`]), on the
-    /// newest blocks; `pts` is the history (for the floors).
-    fn test(&self, pts: &[Point], m: usize, period: f64, t: &Tuning) -> Option<usize> {
+    /// The test of window length `j` (see [`SlopeSteps`]), on its newest
+    /// four halves; `pts` is the history (for the span and the floors).
+    fn test(&self, j: usize, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         let last = pts.last()?;
-        let per = m / self.size as usize;
-        // A window the ring cannot hold (a configuration whose windows
-        // share no large divisor) is not tested.
-        if !m.is_multiple_of(self.size as usize) || 2 * per > SLOPE_BLOCKS {
-            return None;
-        }
-        let block = |i: usize| &self.blocks[(self.done as usize - i) % SLOPE_BLOCKS];
-        let segment = |from: usize| {
-            // Blocks `from` (newest of the segment, counted back from 1) on.
-            let a = block(from + per - 1);
-            let mut seg = Seg::default();
-            for i in (from..from + per).rev() {
-                let b = block(i);
-                let dx = (b.n0 - a.n0) as f64;
-                let dy = (b.q0 - a.q0) as f64 - self.slope_ref * dx;
-                seg.merge(&b.seg, dx, dy);
-            }
+        let m = t.step_windows[j].clamp(4, CHANGE_SEARCH_MAX / 2) / 2 * 2;
+        let w = &self.windows[j];
+        let half = |i: u32| &w.newest[(w.done - i) as usize % 4];
+        // Halves `i` and `i - 1` (counted back from the newest, 1), relative
+        // to the older one's first sample.
+        let segment = |i: u32| {
+            let (a, b) = (half(i), half(i - 1));
+            let mut seg = a.seg;
+            let dx = (b.n0 - a.n0) as f64;
+            let dy = (b.q0 - a.q0) as f64 - self.slope_ref * dx;
+            seg.merge(&b.seg, dx, dy);
             seg
         };
-        // The samples the window spans in the history, the queued among
-        // them: packets or bursts (more than a share
-        // `Tuning::step_queued_share` of the window queued) make the free
-        // samples' delays follow the packets' phase, not independent
+        // The samples the window spans in the history (its numbers
+        // increase: the first is found by bisection; one trimmed off ends
+        // the test), the queued among them: packets or bursts (more than a
+        // share `Tuning::step_queued_share` of the window queued) make the
+        // free samples' delays follow the packets' phase, not independent
         // jitter, and the t statistic does not hold. A few samples queued
         // behind a late one (FIFO delivery under jitter) are left out.
-        // (The history's numbers increase: the window's first sample is
-        // found by bisection; one trimmed off ends the test.)
-        let n0 = block(2 * per).n0;
+        let n0 = half(4).n0;
         let at = pts.partition_point(|p| p.n < n0);
         if pts.get(at).is_none_or(|p| p.n != n0) {
             return None;
@@ -443,7 +409,7 @@ impl SlopeSteps {
         if span.saturating_sub(2 * m) as f64 > t.step_queued_share * (2 * m) as f64 {
             return None;
         }
-        let (newer, older) = (segment(1), segment(per + 1));
+        let (newer, older) = (segment(2), segment(4));
         let (b1, c1, e1) = newer.fit();
         let (b0, c0, e0) = older.fit();
         let d = b0 - b1;

@@ -348,9 +348,8 @@ pub struct Tuning {
     pub drain_jitter: f64,
     /// The window lengths, in free samples, of the slope test of a shorter period
     /// (`changes::SlopeSteps`, at most 256): each window length `m` compares the slopes of the
-    /// newest two segments of `m` free samples every `m / 2` free samples, from sums kept in
-    /// blocks (the windows' halves' greatest common divisor of samples; the longest window's two
-    /// segments must fit in 64 blocks, or it is not tested). Short windows find large steps within a few tens of samples; long
+    /// newest two segments of `m` free samples every `m / 2` free samples, from the sums of
+    /// their halves kept as the samples come. Short windows find large steps within a few tens of samples; long
     /// ones a step of 0.5 % under a jitter of half a period, which takes a few hundred samples
     /// to move the arrivals beyond their jitter. The test is what finds a shorter period under
     /// symmetric jitter, where the live floor bends down with the newest samples and no
