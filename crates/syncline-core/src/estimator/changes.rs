@@ -225,9 +225,9 @@ impl Changes {
 /// it.
 ///
 /// Each window length keeps the least-squares sums of its newest four
-/// halves (`m / 2` free samples each), filled one sample at a time, so a
-/// test merges four sums instead of visiting its `2m` samples: about 100
-/// instructions per sample for all five windows, where visiting the
+/// halves (`m / 2` free samples each), filled by blocks of 8 free samples,
+/// so a test merges four sums instead of visiting its `2m` samples: about
+/// 110 instructions per sample for all five windows, where visiting the
 /// samples cost about a thousand (`benches/estimator_speed.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SlopeSteps {
@@ -239,6 +239,13 @@ pub(super) struct SlopeSteps {
     slope_ref: f64,
     /// The number of the newest free sample taken in.
     last_n: i64,
+    /// The block of free samples being filled, its samples, and how many
+    /// a block holds (the greatest common divisor of the windows' halves,
+    /// 8 by default, set at the first free sample after a cut): whole
+    /// blocks are merged into the windows' halves.
+    block: Block,
+    in_block: u32,
+    block_len: u32,
     /// Per window length of `Tuning::step_windows`, its halves.
     windows: [Halves; STEP_WINDOWS],
 }
@@ -271,6 +278,9 @@ impl Default for SlopeSteps {
             count: 0,
             slope_ref: 0.0,
             last_n: i64::MIN,
+            block: Block::default(),
+            in_block: 0,
+            block_len: 1,
             windows: [Halves::default(); STEP_WINDOWS],
         }
     }
@@ -327,6 +337,7 @@ impl SlopeSteps {
     pub fn forget(&mut self) {
         self.count = 0;
         self.last_n = i64::MIN;
+        self.in_block = 0;
         self.windows = [Halves::default(); STEP_WINDOWS];
     }
 
@@ -345,26 +356,38 @@ impl SlopeSteps {
         }
         if self.last_n == i64::MIN {
             self.slope_ref = period;
+            self.block_len = Self::block_len(t);
         }
         self.last_n = p.n;
-        // Into every window length's half; those that filled a half are
-        // tested, in the order of `Tuning::step_windows`.
+        if self.in_block == 0 {
+            self.block = Block {
+                seg: Seg::default(),
+                n0: p.n,
+                q0: p.q,
+            };
+        }
+        let x = (p.n - self.block.n0) as f64;
+        let y = (p.q - self.block.q0) as f64 - self.slope_ref * x;
+        self.block.seg.add(x, y);
+        self.in_block += 1;
+        if self.in_block < self.block_len {
+            return None;
+        }
+        self.in_block = 0;
+        // The block into every window length's half; those that filled a
+        // half are tested, in the order of `Tuning::step_windows`.
+        let block = self.block;
         let mut due = [false; STEP_WINDOWS];
         for (j, (w, &m)) in self.windows.iter_mut().zip(&t.step_windows).enumerate() {
-            // Both segments within the points `change_point` searches.
-            let half = (m.clamp(4, CHANGE_SEARCH_MAX / 2) / 2) as u32;
             if w.filled == 0 {
-                w.filling = Block {
-                    seg: Seg::default(),
-                    n0: p.n,
-                    q0: p.q,
-                };
+                w.filling = block;
+            } else {
+                let dx = (block.n0 - w.filling.n0) as f64;
+                let dy = (block.q0 - w.filling.q0) as f64 - self.slope_ref * dx;
+                w.filling.seg.merge(&block.seg, dx, dy);
             }
-            let x = (p.n - w.filling.n0) as f64;
-            let y = (p.q - w.filling.q0) as f64 - self.slope_ref * x;
-            w.filling.seg.add(x, y);
-            w.filled += 1;
-            if w.filled == half {
+            w.filled += self.block_len;
+            if w.filled >= Self::half(m) {
                 w.newest[w.done as usize % 4] = w.filling;
                 w.done = w.done.saturating_add(1);
                 w.filled = 0;
@@ -376,11 +399,33 @@ impl SlopeSteps {
             .find_map(|j| self.test(j, pts, period, t))
     }
 
+    /// Half a window of length `m` (both segments within the points
+    /// `change_point` searches).
+    fn half(m: usize) -> u32 {
+        (m.clamp(4, CHANGE_SEARCH_MAX / 2) / 2) as u32
+    }
+
+    /// Free samples per block: the greatest common divisor of the windows'
+    /// halves, so that each half is whole blocks.
+    fn block_len(t: &Tuning) -> u32 {
+        let gcd = |mut a: u32, mut b: u32| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        t.step_windows
+            .iter()
+            .map(|&m| Self::half(m))
+            .fold(0, gcd)
+            .max(1)
+    }
+
     /// The test of window length `j` (see [`SlopeSteps`]), on its newest
     /// four halves; `pts` is the history (for the span and the floors).
     fn test(&self, j: usize, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         let last = pts.last()?;
-        let m = t.step_windows[j].clamp(4, CHANGE_SEARCH_MAX / 2) / 2 * 2;
+        let m = 2 * Self::half(t.step_windows[j]) as usize;
         let w = &self.windows[j];
         let half = |i: u32| &w.newest[(w.done - i) as usize % 4];
         // Halves `i` and `i - 1` (counted back from the newest, 1), relative
