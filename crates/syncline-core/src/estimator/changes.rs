@@ -286,11 +286,12 @@ impl Default for SlopeSteps {
     }
 }
 
-/// Least-squares sums of one segment: `(x, y)` relative to its first
-/// point.
+/// Least-squares sums of a run of points (a segment of the slope test, a
+/// half of the history for `Wander::forget`), relative to a point of it.
 #[derive(Debug, Clone, Copy, Default)]
-struct Seg {
-    k: f64,
+pub(super) struct Seg {
+    /// The number of points.
+    pub k: f64,
     sx: f64,
     sy: f64,
     sxx: f64,
@@ -299,8 +300,9 @@ struct Seg {
 }
 
 impl Seg {
+    /// Adds the point `(x, y)`.
     #[inline(always)]
-    fn add(&mut self, x: f64, y: f64) {
+    pub fn add(&mut self, x: f64, y: f64) {
         self.k += 1.0;
         self.sx += x;
         self.sy += y;
@@ -322,7 +324,7 @@ impl Seg {
     }
 
     /// The slope, the centred `Σx²` and the sum of squared residuals.
-    fn fit(&self) -> (f64, f64, f64) {
+    pub fn fit(&self) -> (f64, f64, f64) {
         let cxx = self.sxx - self.sx * self.sx / self.k;
         let cxy = self.sxy - self.sx * self.sy / self.k;
         let cyy = self.syy - self.sy * self.sy / self.k;

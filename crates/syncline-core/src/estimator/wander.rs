@@ -72,6 +72,7 @@
 //! Measured: `update` 13.4-14.3 M/s against 15.7-16.0 without any of it
 //! (`docs/PERFORMANCE.md`).
 
+use super::changes::Seg;
 use super::fit::Point;
 use super::tuning::Tuning;
 
@@ -565,38 +566,6 @@ impl Wander {
     }
 }
 
-/// Least-squares sums of one half of the history, relative to its newest
-/// point and the line's period.
-#[derive(Debug, Clone, Copy, Default)]
-struct Half {
-    k: f64,
-    sx: f64,
-    sy: f64,
-    sxx: f64,
-    sxy: f64,
-    syy: f64,
-}
-
-impl Half {
-    fn add(&mut self, x: f64, y: f64) {
-        self.k += 1.0;
-        self.sx += x;
-        self.sy += y;
-        self.sxx += x * x;
-        self.sxy += x * y;
-        self.syy += y * y;
-    }
-
-    /// The slope, the centred `Σx²` and the sum of squared residuals.
-    fn fit(&self) -> (f64, f64, f64) {
-        let cxx = self.sxx - self.sx * self.sx / self.k;
-        let cxy = self.sxy - self.sx * self.sy / self.k;
-        let cyy = self.syy - self.sy * self.sy / self.k;
-        let b = cxy / cxx;
-        (b, cxx, (cyy - b * cxy).max(0.0))
-    }
-}
-
 impl Wander {
     /// The forgetting of a rate that wanders slower than the history
     /// spans: every quarter of the history (at least
@@ -639,7 +608,7 @@ impl Wander {
         // half per point).
         let mut queued = 0usize;
         let mut half = |pts: &[Point]| {
-            let mut h = Half::default();
+            let mut h = Seg::default();
             for p in pts.iter().rev() {
                 if p.queued {
                     queued += 1;
