@@ -202,7 +202,7 @@ impl Changes {
     }
 }
 
-/// The slope test of a shorter period: every `m / 2` committed samples,
+/// The slope test of a shorter period: every `m / 2` free samples,
 /// for each window length `m` of `Tuning::step_windows`, the newest `2m`
 /// free samples are split into two segments of `m`, each fitted by least
 /// squares, and their slopes compared; the newest sample must also lie
@@ -231,8 +231,6 @@ impl Changes {
 /// samples cost about a thousand (`benches/estimator_speed.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SlopeSteps {
-    /// Committed samples since the last cut (the test's clock).
-    count: u32,
     /// The slope taken out of the sums' `y` (the line's at the first free
     /// sample after a cut): the slope test is blind to it, and it keeps the
     /// sums small.
@@ -275,7 +273,6 @@ struct Block {
 impl Default for SlopeSteps {
     fn default() -> Self {
         SlopeSteps {
-            count: 0,
             slope_ref: 0.0,
             last_n: i64::MIN,
             block: Block::default(),
@@ -337,7 +334,6 @@ impl SlopeSteps {
     /// Forgets the clock and the sums (after the history was cut or
     /// renumbered).
     pub fn forget(&mut self) {
-        self.count = 0;
         self.last_n = i64::MIN;
         self.in_block = 0;
         self.windows = [Halves::default(); STEP_WINDOWS];
@@ -348,7 +344,6 @@ impl SlopeSteps {
     /// slope changed, how many of the newest history points span the
     /// window that found it (the change lies within them).
     pub fn observe(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
-        self.count = self.count.saturating_add(1);
         if period.is_nan() || period <= 0.0 || t.step_t <= 0.0 {
             return None;
         }

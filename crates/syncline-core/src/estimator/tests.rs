@@ -3402,9 +3402,7 @@ fn shorter_periods_under_exponential_delays_are_followed() {
     let failed: Vec<String> = (1..=16u64)
         .filter_map(|seed| {
             let (p, what, samples) = exp_stepping_stream(seed);
-            let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
-            c.period = Some(TimeDelta::from_nanos(p));
-            let mut e = Estimator::new(c).unwrap();
+            let mut e = est(Some(p));
             let errs = errors(&mut e, &samples);
             let after = debiased_rms(&errs[950..]) / p as f64;
             let st = e.status();
