@@ -819,8 +819,9 @@ impl Estimator {
         let (queued, late_behind) = self.queued_behind(q, since_last, period);
         // Stage 1, numbering (on arrival).
         let (n, lost) = self.number_arrival(q, index, since_last, period, queued);
-        let queued = (queued && !held)
-            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1)))
+        let queued = ((queued
+            || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1))))
+            && !held)
             || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
         // Stage 4: the arrival clock's tick; and the jitter's width, which
         // the clock line's statistics follow (`LineFit::note_gap`), beyond
@@ -855,7 +856,7 @@ impl Estimator {
     fn packet_held(&mut self, since_last: Option<i64>) -> bool {
         match (since_last, self.period_f(), self.fit.floor()) {
             (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
-                let beyond = (self.cfg.tuning.held_late * p).max(self.fit.jitter_reach());
+                let beyond = self.cfg.tuning.held_late * p;
                 self.pending.as_mut().is_some_and(|pd| {
                     // At the number it keeps now (a gap this short
                     // resolves an ambiguous one as delayed).
