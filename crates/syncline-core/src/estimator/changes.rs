@@ -311,7 +311,7 @@ impl Seg {
     /// Adds the sums `o`, taken relative to a point at `(dx, dy)` from this
     /// segment's origin.
     #[inline(always)]
-    fn merge(&mut self, o: &Seg, dx: f64, dy: f64) {
+    pub fn merge(&mut self, o: &Seg, dx: f64, dy: f64) {
         self.sxx += o.sxx + 2.0 * dx * o.sx + o.k * dx * dx;
         self.sxy += o.sxy + dx * o.sy + dy * o.sx + o.k * dx * dy;
         self.syy += o.syy + 2.0 * dy * o.sy + o.k * dy * dy;
