@@ -311,7 +311,7 @@ impl Seg {
     /// Adds the sums `o`, taken relative to a point at `(dx, dy)` from this
     /// segment's origin.
     #[inline(always)]
-    fn merge(&mut self, o: &Seg, dx: f64, dy: f64) {
+    pub fn merge(&mut self, o: &Seg, dx: f64, dy: f64) {
         self.sxx += o.sxx + 2.0 * dx * o.sx + o.k * dx * dx;
         self.sxy += o.sxy + dx * o.sy + dy * o.sx + o.k * dx * dy;
         self.syy += o.syy + 2.0 * dy * o.sy + o.k * dy * dy;
@@ -435,6 +435,18 @@ impl SlopeSteps {
             seg.merge(&b.seg, dx, dy);
             seg
         };
+        let (newer, older) = (segment(2), segment(4));
+        let (b1, c1, e1) = newer.fit();
+        let (b0, c0, e0) = older.fit();
+        let d = b0 - b1;
+        let s2 = (e1 + e0) / (2 * m - 4) as f64;
+        let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
+        // A jitter-free stream (se 0) steps on any slope change beyond
+        // `step_min`. (Tested first: most tests end here, before the
+        // window's samples are looked up.)
+        if !(d.is_finite() && d >= t.step_min * period && d > t.step_t * se) {
+            return None;
+        }
         // The samples the window spans in the history (its numbers
         // increase: the first is found by bisection; one trimmed off ends
         // the test), the queued among them: packets or bursts (more than a
@@ -449,17 +461,6 @@ impl SlopeSteps {
         }
         let span = pts.len() - at;
         if span.saturating_sub(2 * m) as f64 > t.step_queued_share * (2 * m) as f64 {
-            return None;
-        }
-        let (newer, older) = (segment(2), segment(4));
-        let (b1, c1, e1) = newer.fit();
-        let (b0, c0, e0) = older.fit();
-        let d = b0 - b1;
-        let s2 = (e1 + e0) / (2 * m - 4) as f64;
-        let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
-        // A jitter-free stream (se 0) steps on any slope change beyond
-        // `step_min`.
-        if !(d.is_finite() && d >= t.step_min * period && d > t.step_t * se) {
             return None;
         }
         // A shorter period puts the newest samples (`Tuning::below_run` of

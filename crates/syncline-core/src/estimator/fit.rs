@@ -394,6 +394,12 @@ impl LineFit {
         self.pts.as_slice()
     }
 
+    /// The points held, with their counts and the changes made to them
+    /// (see [`History::end`]).
+    pub fn history_log(&self) -> &History {
+        &self.pts
+    }
+
     /// The oldest point.
     pub fn first(&self) -> Option<Point> {
         self.pts.front().copied()

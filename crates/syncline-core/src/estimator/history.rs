@@ -32,6 +32,12 @@ pub(crate) struct History {
     len: usize,
     /// The run of slots at the mark (start, length), kept intact while set.
     mark: Option<(usize, usize)>,
+    /// Points appended so far: the newest point is the `appended`-th (see
+    /// [`Self::end`]).
+    appended: u64,
+    /// Changes other than appending and dropping the oldest points (see
+    /// [`Self::epoch`]).
+    epoch: u64,
 }
 
 impl PartialEq for History {
@@ -71,7 +77,25 @@ impl History {
             head: 0,
             len: 0,
             mark: None,
+            appended: 0,
+            epoch: 0,
         }
+    }
+
+    /// How many points were ever appended: the newest point held is the
+    /// `end() - 1`-th, the oldest the `end() - len()`-th. While the
+    /// [`Self::epoch`] stays, the point with a given count stays the same,
+    /// so sums over the points can be kept by their counts.
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.appended
+    }
+
+    /// Counts the changes that are neither an append nor a drop of the
+    /// oldest points: a change in place, a drop elsewhere, an undo.
+    #[inline]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// Points held.
@@ -149,6 +173,7 @@ impl History {
             self.slots = self.slots.max(self.buf.len());
         }
         self.len += 1;
+        self.appended += 1;
     }
 
     /// Appends points.
@@ -208,6 +233,7 @@ impl History {
             return false;
         };
         (self.head, self.len) = (head, len);
+        self.epoch += 1;
         true
     }
 
@@ -230,6 +256,7 @@ impl History {
     /// The points, to change in place: first moved to fresh slots if they
     /// share any with the marked run.
     fn points_mut(&mut self) -> &mut [Point] {
+        self.epoch += 1;
         if let Some((m, ml)) = self.mark
             && self.head < m + ml
             && m < self.head + self.len

@@ -537,7 +537,7 @@ impl Estimator {
             replaying: false,
             replay_step: None,
             link: None,
-            wander: Wander::new(cfg.tuning),
+            wander: Wander::new(cfg.tuning, cap),
             out: Monotone::default(),
             st,
         };
@@ -1864,7 +1864,7 @@ impl Estimator {
         let forget = match self.fit.active() {
             Some(f) if !change && restore.is_none() && settled && self.matured => self
                 .wander
-                .forget(self.fit.history(), f.slope, self.cfg.window.as_nanos()),
+                .forget(self.fit.history_log(), f.slope, self.cfg.window.as_nanos()),
             _ => None,
         };
         if let Some(keep) = forget {

@@ -74,6 +74,7 @@
 
 use super::changes::Seg;
 use super::fit::Point;
+use super::history::History;
 use super::tuning::Tuning;
 
 /// Committed samples the test looks at (about 8 s of a 16 Hz camera).
@@ -167,6 +168,8 @@ pub(crate) struct Wander {
     /// Committed samples since the last test of the line's history
     /// ([`Wander::forget`]).
     since_forget: u32,
+    /// The least-squares sums of that history, by blocks (allocated once).
+    history_sums: Blocks,
     /// The tuning values (see [`Tuning`]).
     t: Tuning,
 }
@@ -184,9 +187,11 @@ const NONE: Point = Point {
 };
 
 impl Wander {
-    pub fn new(t: Tuning) -> Self {
+    /// The stage for a line's history of at most `cap` points.
+    pub fn new(t: Tuning, cap: usize) -> Self {
         Wander {
             scratch: Vec::with_capacity(RING),
+            history_sums: Blocks::new(cap),
             ..Wander::empty(t)
         }
     }
@@ -210,6 +215,7 @@ impl Wander {
             q: 0.0,
             kf: None,
             since_forget: 0,
+            history_sums: Blocks::default(),
         }
     }
 
@@ -219,6 +225,7 @@ impl Wander {
         *self = Wander {
             ring: self.ring,
             scratch: std::mem::take(&mut self.scratch),
+            history_sums: std::mem::take(&mut self.history_sums),
             ..Wander::empty(self.t)
         };
     }
@@ -228,6 +235,7 @@ impl Wander {
     pub fn shell(&self) -> Wander {
         Wander {
             scratch: Vec::new(),
+            history_sums: Blocks::default(),
             ..*self
         }
     }
@@ -237,6 +245,7 @@ impl Wander {
     pub fn restore(&mut self, shell: &Wander) {
         *self = Wander {
             scratch: std::mem::take(&mut self.scratch),
+            history_sums: std::mem::take(&mut self.history_sums),
             ..*shell
         };
     }
@@ -570,7 +579,7 @@ impl Wander {
     /// The forgetting of a rate that wanders slower than the history
     /// spans: every quarter of the history (at least
     /// `Tuning::forget_every` committed samples), the free samples of the
-    /// line's history `pts` (oldest first) are split into an older and a
+    /// line's history `h` (oldest first) are split into an older and a
     /// newer half, each fitted by least squares, and their slopes
     /// compared. Without a change of rate the two differ by the jitter
     /// alone, a t statistic of about `len − 4` degrees of freedom; at
@@ -586,41 +595,39 @@ impl Wander {
     /// The history then holds about the span over which the rate's drift
     /// stays within the jitter, as a line must: a longer one bends the
     /// estimates by the rate's curvature, a shorter one lets the jitter
-    /// through. O(history) every quarter of it: O(1) per sample.
-    pub fn forget(&mut self, pts: &[Point], period: f64, min_span: i64) -> Option<usize> {
+    /// through. The halves' sums are merged from sums kept by blocks of
+    /// the history's points ([`Blocks`]): each point is added once, and a
+    /// test merges a block's sums instead of visiting its points.
+    #[inline(always)]
+    pub fn forget(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
         self.since_forget = self.since_forget.saturating_add(1);
-        let len = pts.len();
-        let every = ((len / 4) as u32).max(self.t.forget_every);
+        let every = ((h.len() / 4) as u32).max(self.t.forget_every);
         if self.since_forget < every || self.t.forget_t <= 0.0 {
             return None;
         }
         self.since_forget = 0;
+        self.forget_test(h, period, min_span)
+    }
+
+    /// The test of [`Self::forget`], when due (kept out of line).
+    #[inline(never)]
+    fn forget_test(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
+        let pts = h.as_slice();
+        let len = pts.len();
         let keep = len / 2;
         let last = *pts.last()?;
-        let first_kept = pts[len - keep];
+        let first_kept = *pts.get(len - keep)?;
         if keep < self.t.forget_min_points
             || last.q.saturating_sub(first_kept.q) < min_span
             || !(period > 0.0 && period.is_finite())
         {
             return None;
         }
-        // The halves' sums, newest first, one loop each (no branch on the
-        // half per point).
-        let mut queued = 0usize;
-        let mut half = |pts: &[Point]| {
-            let mut h = Seg::default();
-            for p in pts.iter().rev() {
-                if p.queued {
-                    queued += 1;
-                    continue;
-                }
-                let x = (p.n - last.n) as f64;
-                h.add(x, (p.q - last.q) as f64 - period * x);
-            }
-            h
-        };
-        let newer = half(&pts[len - keep..]);
-        let older = half(&pts[..len - keep]);
+        self.history_sums.catch_up(h, period);
+        let split = h.end() - keep as u64;
+        let (newer, queued_newer) = self.history_sums.sum(h, split, h.end());
+        let (older, queued_older) = self.history_sums.sum(h, h.end() - len as u64, split);
+        let queued = queued_newer + queued_older;
         if queued as f64 > self.t.step_queued_share * len as f64 || newer.k < 3.0 || older.k < 3.0 {
             return None;
         }
@@ -630,5 +637,247 @@ impl Wander {
         let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
         let d = (b1 - b0).abs();
         (d.is_finite() && d > self.t.forget_t * se && d > 0.0).then_some(keep)
+    }
+}
+
+/// Points per block of [`Blocks`].
+const BLOCK: u64 = 32;
+
+/// The least-squares sums of a line's history (`Wander::forget`), kept by
+/// blocks of [`BLOCK`] points by their counts in the history
+/// ([`History::end`]): the points `BLOCK·b .. BLOCK·(b + 1)` in the
+/// block `b`, taken in once all of them are appended. A sum over a run of
+/// the history merges the blocks inside it and visits the points at its
+/// ends. The free points' `y` is taken less a reference slope, set when
+/// the sums start, which keeps the sums small (the fitted slopes are
+/// relative to it). A history changed otherwise than by appending and
+/// dropping its oldest points (its [`History::epoch`]), or a period that
+/// left the reference slope by more than [`REF_SLOPE_TOL`], starts the
+/// sums over.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Blocks {
+    /// The history's epoch the sums hold for.
+    epoch: u64,
+    /// Every block before count `next` is taken in (a multiple of
+    /// [`BLOCK`]).
+    next: u64,
+    slope_ref: f64,
+    /// Block `b` at slot `b % len`, with its number (`u64::MAX`: none).
+    sums: Vec<(u64, Part)>,
+}
+
+/// The share of the reference slope by which the period may move before
+/// the block sums start over (their `y` would grow with the difference).
+const REF_SLOPE_TOL: f64 = 1e-3;
+
+/// The least-squares sums of a run of the history's points, relative to
+/// its first point `(n0, q0)`, and the queued points among them (left out
+/// of the sums).
+#[derive(Debug, Clone, Copy, Default)]
+struct Part {
+    seg: Seg,
+    n0: i64,
+    q0: i64,
+    queued: u32,
+    started: bool,
+}
+
+impl Part {
+    /// Adds a point.
+    #[inline(always)]
+    fn add(&mut self, p: &Point, slope_ref: f64) {
+        if !self.started {
+            (self.n0, self.q0, self.started) = (p.n, p.q, true);
+        }
+        if p.queued {
+            self.queued += 1;
+            return;
+        }
+        let x = (p.n - self.n0) as f64;
+        self.seg.add(x, (p.q - self.q0) as f64 - slope_ref * x);
+    }
+
+    /// Adds the sums of the run `o`, which follows this one.
+    #[inline(always)]
+    fn merge(&mut self, o: &Part, slope_ref: f64) {
+        if !self.started {
+            *self = *o;
+            return;
+        }
+        let dx = (o.n0 - self.n0) as f64;
+        let dy = (o.q0 - self.q0) as f64 - slope_ref * dx;
+        self.seg.merge(&o.seg, dx, dy);
+        self.queued += o.queued;
+    }
+}
+
+impl Blocks {
+    /// Room for the blocks of a history of `cap` points.
+    fn new(cap: usize) -> Self {
+        Blocks {
+            epoch: u64::MAX,
+            next: 0,
+            slope_ref: 0.0,
+            sums: vec![(u64::MAX, Part::default()); cap / BLOCK as usize + 2],
+        }
+    }
+
+    /// Takes in the blocks appended to `h` since the last call (or all of
+    /// them, after a change of the history or of the period).
+    fn catch_up(&mut self, h: &History, period: f64) {
+        if self.epoch != h.epoch() || (period / self.slope_ref - 1.0).abs() > REF_SLOPE_TOL {
+            self.epoch = h.epoch();
+            self.slope_ref = period;
+            self.next = 0;
+            for s in &mut self.sums {
+                s.0 = u64::MAX;
+            }
+        }
+        let slots = self.sums.len() as u64;
+        if slots == 0 {
+            return;
+        }
+        let pts = h.as_slice();
+        let front = h.end() - pts.len() as u64;
+        let mut b = self.next.max(front).div_ceil(BLOCK);
+        while (b + 1) * BLOCK <= h.end() {
+            let at = (b * BLOCK - front) as usize;
+            let mut part = Part::default();
+            for p in &pts[at..at + BLOCK as usize] {
+                part.add(p, self.slope_ref);
+            }
+            self.sums[(b % slots) as usize] = (b, part);
+            b += 1;
+        }
+        self.next = self.next.max(b * BLOCK);
+    }
+
+    /// The sums over the points counted `from .. to` in `h` (held in it),
+    /// and how many of them are queued.
+    fn sum(&self, h: &History, from: u64, to: u64) -> (Seg, u32) {
+        let pts = h.as_slice();
+        let front = h.end() - pts.len() as u64;
+        let point = |i: u64| &pts[(i - front) as usize];
+        let mut acc = Part::default();
+        let mut i = from;
+        while i < to {
+            let b = i / BLOCK;
+            let stored = self
+                .sums
+                .get((b % self.sums.len().max(1) as u64) as usize)
+                .filter(|s| s.0 == b && i == b * BLOCK && i + BLOCK <= to);
+            if let Some((_, part)) = stored {
+                acc.merge(part, self.slope_ref);
+                i += BLOCK;
+            } else {
+                acc.add(point(i), self.slope_ref);
+                i += 1;
+            }
+        }
+        (acc.seg, acc.queued)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Blocks, Part};
+    use crate::estimator::changes::Seg;
+    use crate::estimator::fit::Point;
+    use crate::estimator::history::History;
+    use proptest::prelude::*;
+
+    /// A change of the history: an append (`n` steps of 1-3, a delay, queued
+    /// or not), a drop of the oldest points, a change in place, a mark or an
+    /// undo, a clear.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push(i64, i64, bool),
+        Drop(usize),
+        Flip(usize),
+        Mark,
+        Undo,
+        Clear,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            20 => (1i64..4, 0i64..3_000_000, prop::bool::weighted(0.1))
+                .prop_map(|(s, d, q)| Op::Push(s, d, q)),
+            3 => (1usize..50).prop_map(Op::Drop),
+            1 => (0usize..200).prop_map(Op::Flip),
+            1 => Just(Op::Mark),
+            1 => Just(Op::Undo),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    /// The sums over `pts` as `Wander::forget` took them before the
+    /// blocks: one point at a time.
+    fn direct(pts: &[Point], slope: f64) -> (Seg, u32) {
+        let mut part = Part::default();
+        for p in pts {
+            part.add(p, slope);
+        }
+        (part.seg, part.queued)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-7 * (1.0 + a.abs().max(b.abs()))
+    }
+
+    proptest! {
+        /// Whatever happens to the history, the sums merged from the
+        /// blocks fit the two halves as the sums of their points do.
+        #[test]
+        fn block_sums_are_the_points_sums(
+            ops in prop::collection::vec(op(), 1..600),
+            period in 1_000_000f64..20_000_000.0,
+        ) {
+            let mut h = History::with_capacity(256);
+            let mut blocks = Blocks::new(256);
+            let mut n = 0i64;
+            for op in ops {
+                match op {
+                    Op::Push(step, delay, queued) => {
+                        n += step;
+                        h.push_back(Point { n, q: (n as f64 * period) as i64 + delay, queued });
+                        if h.len() > 256 {
+                            h.pop_front();
+                        }
+                    }
+                    Op::Drop(k) => h.drain(..k.min(h.len())),
+                    Op::Flip(i) => {
+                        if let Some(p) = h.range_mut(i..=i).next() {
+                            p.queued = !p.queued;
+                        }
+                    }
+                    Op::Mark => h.mark(),
+                    Op::Undo => {
+                        h.undo();
+                    }
+                    Op::Clear => h.clear(),
+                }
+                blocks.catch_up(&h, period);
+                let (len, end) = (h.len() as u64, h.end());
+                for split in [end - len, end - len / 2, end - len / 3, end] {
+                    let at = (split - (end - len)) as usize;
+                    for (from, to, pts) in [
+                        (end - len, split, &h.as_slice()[..at]),
+                        (split, end, &h.as_slice()[at..]),
+                    ] {
+                        let (seg, queued) = blocks.sum(&h, from, to);
+                        let (want, want_queued) = direct(pts, period);
+                        prop_assert_eq!(queued, want_queued);
+                        prop_assert_eq!(seg.k, want.k);
+                        if want.k >= 3.0 {
+                            let (b, c, e) = seg.fit();
+                            let (wb, wc, we) = want.fit();
+                            prop_assert!(close(b, wb) && close(c, wc) && close(e, we),
+                                "{:?} against {:?}", (b, c, e), (wb, wc, we));
+                        }
+                    }
+                }
+            }
+        }
     }
 }
