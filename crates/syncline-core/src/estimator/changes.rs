@@ -51,6 +51,10 @@ pub(super) struct Residuals {
     pub reach: f64,
     /// The residuals look exponential (the lower levels count too).
     pub exponential: bool,
+    /// The free points of the history the live floor was fitted on, where
+    /// the floor-breach count runs (`Changes::breaches`); 0 where it does
+    /// not (a quantised clock, a verdict still pending).
+    pub free: usize,
 }
 
 /// The change detector's state: runs of samples above and below the clock
@@ -67,6 +71,9 @@ pub(super) struct Changes {
     pause_watch: u32,
     /// Samples in a row below the floor.
     below_run: u32,
+    /// Of the newest `Tuning::breach_window` free samples, those that came
+    /// below the live floor (bit 0 the newest).
+    breaches: u32,
     /// Samples in a row above the jitter's reach, and the residuals of the
     /// first and the last of them.
     beyond_run: (u32, f64, f64),
@@ -87,6 +94,7 @@ impl Changes {
     pub fn forget_runs(&mut self) {
         self.above_runs = [0; 3];
         self.below_run = 0;
+        self.breaches = 0;
         self.beyond_run = (0, 0.0, 0.0);
         self.slope.forget();
     }
@@ -132,6 +140,7 @@ impl Changes {
             slope,
             reach,
             exponential,
+            free,
         } = s;
         // Beyond the jitter's reach: a few samples in a row there, rising,
         // are a step whatever the jitter's law (see `Tuning::beyond_run`);
@@ -198,7 +207,59 @@ impl Changes {
         };
         let reached = |i: usize| self.above_runs[i] >= needed(i) && !draining(i);
         let above = reached(0) || ((reached(1) || reached(2)) && exponential);
-        above || beyond || self.below_run >= t.below_run
+        above || beyond || self.below_run >= t.below_run || self.breached(r, free, t)
+    }
+
+    /// Whether breaches of the live floor are under way: at least
+    /// `Tuning::breach_hold` among the newest `Tuning::breach_window` free
+    /// samples, too few yet to tell a change (see [`Self::breached`]).
+    /// While the line holds this is rare (odds of about
+    /// `C(w, 2) · (Tuning::breach_share / free)²`, a few in a thousand
+    /// samples); after a shorter period it lasts until the change is told,
+    /// and the estimator then holds its estimates at their arrivals, where
+    /// the physics bounds them (see `Estimator::late_margin`).
+    #[inline(always)]
+    pub fn breaching(&self, t: &Tuning) -> bool {
+        self.breaches.count_ones() >= t.breach_hold.max(1)
+    }
+
+    /// Takes in whether this sample came below the live floor (`r < 0`), and
+    /// returns whether the floor's breaches among the newest
+    /// `Tuning::breach_window` free samples are too many for a line that
+    /// still holds: the line is too late (a shorter period, a step down of
+    /// the latency).
+    ///
+    /// The floor is the lower envelope of the history's `free` points: while
+    /// the line holds, a new sample is as likely as any of them to be the
+    /// lowest, so it comes below the floor with odds of about
+    /// `Tuning::breach_share / free`, whatever the jitter's law (the
+    /// floor's two supporting points, and its extension to the newest
+    /// sample). `c` breaches among `w` samples then have odds of at most
+    /// `C(w, c) · p^c`; from `Tuning::breach_odds` on, the line changed. A
+    /// shorter period moves every arrival earlier against the floor, so the
+    /// breaches come as soon as the arrivals have moved by a share of the
+    /// jitter, under any law: where a run of samples all below the floor
+    /// (`Tuning::below_run`) waits for the arrivals to move by the whole
+    /// jitter, and the slope test for the slope change to stand out of it.
+    #[inline(always)]
+    fn breached(&mut self, r: f64, free: usize, t: &Tuning) -> bool {
+        let w = t.breach_window.clamp(1, 32);
+        let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+        // Breaches of a floor fitted on fewer points are not counted.
+        let breach = r < 0.0 && free >= t.breach_min_points;
+        self.breaches = ((self.breaches << 1) | u32::from(breach)) & mask;
+        // Only a new breach can raise the count: nothing else to judge on
+        // the steady path.
+        if !breach {
+            return false;
+        }
+        let c = self.breaches.count_ones();
+        let p = (t.breach_share / free as f64).min(1.0);
+        // ln C(w, c) + c ln p.
+        let ln_choose: f64 = (0..c)
+            .map(|i| f64::from(w - i).ln() - f64::from(i + 1).ln())
+            .sum();
+        ln_choose + f64::from(c) * p.ln() <= t.breach_odds.ln()
     }
 }
 
@@ -622,6 +683,7 @@ mod tests {
             slope: 1e7,
             reach: f64::INFINITY,
             exponential,
+            free: 0,
         }
     }
 

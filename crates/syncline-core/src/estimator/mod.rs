@@ -1808,6 +1808,11 @@ impl Estimator {
                 slope: f.slope,
                 reach,
                 exponential: self.fit.exponential_like(),
+                free: if reach.is_finite() {
+                    self.fit.free_len()
+                } else {
+                    0
+                },
             };
             change = self.changes.observe(residuals, &self.cfg.tuning);
         }
@@ -1903,7 +1908,15 @@ impl Estimator {
     /// so the error is at most the sample's delay plus the margin. The
     /// residual statistics of the last rebuild are used even where they
     /// are no longer valid (after a change): they are the jitter last seen.
+    /// While breaches of the floor are under way (`Changes::breaching`) the
+    /// margin is 0: no sample is acquired after its arrival.
     fn late_margin(&self) -> i64 {
+        // Breaches of the floor under way (a shorter period, not yet told):
+        // the line runs later than the arrivals, and only the arrival
+        // bounds the estimate.
+        if self.changes.breaching(&self.cfg.tuning) {
+            return 0;
+        }
         let m = self.fit.jitter_reach();
         if m.is_finite() && m > 0.0 {
             round(m)
