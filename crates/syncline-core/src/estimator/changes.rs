@@ -10,6 +10,14 @@
 //! whose residuals fall steadily from their peak is a backlog draining
 //! faster than the sensor, not a change.
 //!
+//! A shorter period moves every arrival earlier against the floor: while
+//! the line holds, a new sample comes below the floor of `N` points with
+//! odds of a few in `N` whatever the jitter's law, so a handful of such
+//! breaches among the newest samples tell the change
+//! ([`Changes::breached`]) long before a run of samples all below it does,
+//! and the first two hold the estimates at their arrivals until it is told
+//! ([`Changes::breaching`]).
+//!
 //! A period step is a change of slope of the arrivals against their
 //! numbers, and [`SlopeSteps`] tests it as one: the two newest segments
 //! of free samples, each fitted with its own line, against each other.
@@ -52,7 +60,7 @@ pub(super) struct Residuals {
     /// The residuals look exponential (the lower levels count too).
     pub exponential: bool,
     /// The free points of the history the live floor was fitted on, where
-    /// the floor-breach count runs (`Changes::breaches`); 0 where it does
+    /// the floor-breach count runs (`Changes::breached`); 0 where it does
     /// not (a quantised clock, a verdict still pending).
     pub free: usize,
 }
@@ -739,6 +747,51 @@ mod tests {
         }
         assert!(!c.observe(at(0.0, false), &t));
         assert!(!c.observe(at(below, false), &t));
+    }
+
+    #[test]
+    fn breaches_of_the_floor_tell_a_change_by_their_odds() {
+        let t = Tuning::default();
+        let breach = |free: usize| Residuals {
+            free,
+            ..at(-1.0, false)
+        };
+        let on = |free: usize| Residuals {
+            free,
+            ..at(50.0, false)
+        };
+        // A floor of 1000 free points: a breach has odds of 0.4 %, and
+        // C(16, c) 0.004^c reaches 1e-9 at the sixth breach of 16. The
+        // second breach holds the estimates at their arrivals.
+        let mut c = Changes::default();
+        let mut told = None;
+        for k in 0..16 {
+            let s = if k % 2 == 0 { breach(1000) } else { on(1000) };
+            assert_eq!(c.breaching(&t), k >= 3, "sample {k}");
+            if c.observe(s, &t) {
+                told = Some(k);
+                break;
+            }
+        }
+        assert_eq!(told, Some(10));
+        // Breaches spread out (one in 16, as the line holds) are no change,
+        // and leave the estimates alone.
+        let mut c = Changes::default();
+        for k in 0..2000 {
+            let s = if k % 16 == 0 { breach(1000) } else { on(1000) };
+            assert!(!c.observe(s, &t), "sample {k}");
+            assert!(!c.breaching(&t), "sample {k}");
+        }
+        // Below `breach_min_points` free points breaches are not counted;
+        // forgetting the runs clears them.
+        let mut c = Changes::default();
+        assert!((0..100).all(|_| !c.observe(breach(t.breach_min_points - 1), &t)));
+        assert!(!c.breaching(&t));
+        c.observe(breach(1000), &t);
+        c.observe(breach(1000), &t);
+        assert!(c.breaching(&t));
+        c.forget_runs();
+        assert!(!c.breaching(&t));
     }
 
     #[test]
