@@ -10,6 +10,14 @@
 //! whose residuals fall steadily from their peak is a backlog draining
 //! faster than the sensor, not a change.
 //!
+//! A shorter period moves every arrival earlier against the floor: while
+//! the line holds, a new sample comes below the floor of `N` points with
+//! odds of a few in `N` whatever the jitter's law, so a handful of such
+//! breaches among the newest samples tell the change
+//! ([`Changes::breached`]) long before a run of samples all below it does,
+//! and the first two hold the estimates at their arrivals until it is told
+//! ([`Changes::breaching`]).
+//!
 //! A period step is a change of slope of the arrivals against their
 //! numbers, and [`SlopeSteps`] tests it as one: the two newest segments
 //! of free samples, each fitted with its own line, against each other.
@@ -51,6 +59,10 @@ pub(super) struct Residuals {
     pub reach: f64,
     /// The residuals look exponential (the lower levels count too).
     pub exponential: bool,
+    /// The free points of the history the live floor was fitted on, where
+    /// the floor-breach count runs (`Changes::breached`); 0 where it does
+    /// not (a quantised clock, a verdict still pending).
+    pub free: usize,
 }
 
 /// The change detector's state: runs of samples above and below the clock
@@ -67,6 +79,9 @@ pub(super) struct Changes {
     pause_watch: u32,
     /// Samples in a row below the floor.
     below_run: u32,
+    /// Of the newest `Tuning::breach_window` free samples, those that came
+    /// below the live floor (bit 0 the newest).
+    breaches: u32,
     /// Samples in a row above the jitter's reach, and the residuals of the
     /// first and the last of them.
     beyond_run: (u32, f64, f64),
@@ -87,6 +102,7 @@ impl Changes {
     pub fn forget_runs(&mut self) {
         self.above_runs = [0; 3];
         self.below_run = 0;
+        self.breaches = 0;
         self.beyond_run = (0, 0.0, 0.0);
         self.slope.forget();
     }
@@ -132,6 +148,7 @@ impl Changes {
             slope,
             reach,
             exponential,
+            free,
         } = s;
         // Beyond the jitter's reach: a few samples in a row there, rising,
         // are a step whatever the jitter's law (see `Tuning::beyond_run`);
@@ -198,7 +215,59 @@ impl Changes {
         };
         let reached = |i: usize| self.above_runs[i] >= needed(i) && !draining(i);
         let above = reached(0) || ((reached(1) || reached(2)) && exponential);
-        above || beyond || self.below_run >= t.below_run
+        above || beyond || self.below_run >= t.below_run || self.breached(r, free, t)
+    }
+
+    /// Whether breaches of the live floor are under way: at least
+    /// `Tuning::breach_hold` among the newest `Tuning::breach_window` free
+    /// samples, too few yet to tell a change (see [`Self::breached`]).
+    /// While the line holds this is rare (odds of about
+    /// `C(w, 2) · (Tuning::breach_share / free)²`, a few in a thousand
+    /// samples); after a shorter period it lasts until the change is told,
+    /// and the estimator then holds its estimates at their arrivals, where
+    /// the physics bounds them (see `Estimator::late_margin`).
+    #[inline(always)]
+    pub fn breaching(&self, t: &Tuning) -> bool {
+        self.breaches.count_ones() >= t.breach_hold.max(1)
+    }
+
+    /// Takes in whether this sample came below the live floor (`r < 0`), and
+    /// returns whether the floor's breaches among the newest
+    /// `Tuning::breach_window` free samples are too many for a line that
+    /// still holds: the line is too late (a shorter period, a step down of
+    /// the latency).
+    ///
+    /// The floor is the lower envelope of the history's `free` points: while
+    /// the line holds, a new sample is as likely as any of them to be the
+    /// lowest, so it comes below the floor with odds of about
+    /// `Tuning::breach_share / free`, whatever the jitter's law (the
+    /// floor's two supporting points, and its extension to the newest
+    /// sample). `c` breaches among `w` samples then have odds of at most
+    /// `C(w, c) · p^c`; from `Tuning::breach_odds` on, the line changed. A
+    /// shorter period moves every arrival earlier against the floor, so the
+    /// breaches come as soon as the arrivals have moved by a share of the
+    /// jitter, under any law: where a run of samples all below the floor
+    /// (`Tuning::below_run`) waits for the arrivals to move by the whole
+    /// jitter, and the slope test for the slope change to stand out of it.
+    #[inline(always)]
+    fn breached(&mut self, r: f64, free: usize, t: &Tuning) -> bool {
+        let w = t.breach_window.clamp(1, 32);
+        let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+        // Breaches of a floor fitted on fewer points are not counted.
+        let breach = r < 0.0 && free >= t.breach_min_points;
+        self.breaches = ((self.breaches << 1) | u32::from(breach)) & mask;
+        // Only a new breach can raise the count: nothing else to judge on
+        // the steady path.
+        if !breach {
+            return false;
+        }
+        let c = self.breaches.count_ones();
+        let p = (t.breach_share / free as f64).min(1.0);
+        // ln C(w, c) + c ln p.
+        let ln_choose: f64 = (0..c)
+            .map(|i| f64::from(w - i).ln() - f64::from(i + 1).ln())
+            .sum();
+        ln_choose + f64::from(c) * p.ln() <= t.breach_odds.ln()
     }
 }
 
@@ -623,6 +692,7 @@ mod tests {
             slope: 1e7,
             reach: f64::INFINITY,
             exponential,
+            free: 0,
         }
     }
 
@@ -678,6 +748,51 @@ mod tests {
         }
         assert!(!c.observe(at(0.0, false), &t));
         assert!(!c.observe(at(below, false), &t));
+    }
+
+    #[test]
+    fn breaches_of_the_floor_tell_a_change_by_their_odds() {
+        let t = Tuning::default();
+        let breach = |free: usize| Residuals {
+            free,
+            ..at(-1.0, false)
+        };
+        let on = |free: usize| Residuals {
+            free,
+            ..at(50.0, false)
+        };
+        // A floor of 1000 free points: a breach has odds of 0.4 %, and
+        // C(16, c) 0.004^c reaches 1e-9 at the sixth breach of 16. The
+        // second breach holds the estimates at their arrivals.
+        let mut c = Changes::default();
+        let mut told = None;
+        for k in 0..16 {
+            let s = if k % 2 == 0 { breach(1000) } else { on(1000) };
+            assert_eq!(c.breaching(&t), k >= 3, "sample {k}");
+            if c.observe(s, &t) {
+                told = Some(k);
+                break;
+            }
+        }
+        assert_eq!(told, Some(10));
+        // Breaches spread out (one in 16, as the line holds) are no change,
+        // and leave the estimates alone.
+        let mut c = Changes::default();
+        for k in 0..2000 {
+            let s = if k % 16 == 0 { breach(1000) } else { on(1000) };
+            assert!(!c.observe(s, &t), "sample {k}");
+            assert!(!c.breaching(&t), "sample {k}");
+        }
+        // Below `breach_min_points` free points breaches are not counted;
+        // forgetting the runs clears them.
+        let mut c = Changes::default();
+        assert!((0..100).all(|_| !c.observe(breach(t.breach_min_points - 1), &t)));
+        assert!(!c.breaching(&t));
+        c.observe(breach(1000), &t);
+        c.observe(breach(1000), &t);
+        assert!(c.breaching(&t));
+        c.forget_runs();
+        assert!(!c.breaching(&t));
     }
 
     #[test]

@@ -34,7 +34,10 @@
 //! 3. **Changes** (`changes.rs`, called from `Estimator::commit`): runs
 //!    of residuals far above or below the line, or beyond the jitter's
 //!    reach, signal a period step or a clock step; a slope test of the
-//!    newest samples finds a shorter period under any jitter. The history
+//!    newest samples, and the samples that come below the floor more
+//!    often than a line that holds allows, find a shorter period under
+//!    any jitter (until it is told, least-squares estimates are held at
+//!    their arrivals). The history
 //!    is then cut where the change lies (two floors fitted on either side
 //!    of it), so that only samples after it are kept; a run falling
 //!    steadily from its peak is a draining backlog, not a change. Stalls
@@ -1809,6 +1812,11 @@ impl Estimator {
                 slope: f.slope,
                 reach,
                 exponential: self.fit.exponential_like(),
+                free: if reach.is_finite() {
+                    self.fit.free_len()
+                } else {
+                    0
+                },
             };
             change = self.changes.observe(residuals, &self.cfg.tuning);
         }
@@ -1904,7 +1912,15 @@ impl Estimator {
     /// so the error is at most the sample's delay plus the margin. The
     /// residual statistics of the last rebuild are used even where they
     /// are no longer valid (after a change): they are the jitter last seen.
+    /// While breaches of the floor are under way (`Changes::breaching`) the
+    /// margin is 0: no sample is acquired after its arrival.
     fn late_margin(&self) -> i64 {
+        // Breaches of the floor under way (a shorter period, not yet told):
+        // the line runs later than the arrivals, and only the arrival
+        // bounds the estimate.
+        if self.changes.breaching(&self.cfg.tuning) {
+            return 0;
+        }
         let m = self.fit.jitter_reach();
         if m.is_finite() && m > 0.0 {
             round(m)

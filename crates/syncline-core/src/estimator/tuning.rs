@@ -341,6 +341,34 @@ pub struct Tuning {
     /// (`scripts/family_draws.py --seed 2 --kinds period_step --draws 80`: 76.2 to 80.0 % of
     /// the draws within Rock's RMS.)
     pub beyond_run: u32,
+    /// The newest free samples (at most 32) among which the breaches of the live floor are
+    /// counted (`changes::Changes::breached`): a shorter period sends a share of them below
+    /// the floor within a few tens of samples, where a run of `below_run` samples all below
+    /// it waited for the arrivals to move by the whole jitter, and the slope test for the
+    /// slope change to stand out of it.
+    pub breach_window: u32,
+    /// The odds of a sample coming below the live floor while the line holds, times the
+    /// free points the floor was fitted on: 2 for the floor's two supporting points, doubled
+    /// for its extension beyond them to the newest sample.
+    pub breach_share: f64,
+    /// The odds without a change from which the breaches signal one: `1e-9` per sample, as
+    /// the slope test's (`step_t`), so that thousands of samples per stream raise no false
+    /// step.
+    pub breach_odds: f64,
+    /// The fewest free points the floor must have been fitted on for the breaches to be
+    /// counted: with fewer, each sample breaches the floor with odds of a few percent.
+    pub breach_min_points: usize,
+    /// The breaches of the live floor among the newest `breach_window` free samples from which
+    /// a least-squares estimate is held at its arrival instead of `ls_limit_sd` deviations
+    /// after it (`Estimator::late_margin`): breaches under way, too few yet to tell a change,
+    /// are the first sign of a shorter period, whose least-squares line runs later and later
+    /// than the arrivals until the change is told (14 ms after them on a 39 Hz sensor whose
+    /// period shortened by 0.85 % under gamma jitter of a fifth of a period, 2.6 x Rock's RMS,
+    /// `scripts/family_draws.py --kinds period_step --seed 2 --first 51 --draws 1`). Two
+    /// breaches come with odds of about `C(16, 2) · (breach_share / free)²` while the line
+    /// holds (0.2 % of the samples at 1000 free points): holding every estimate at its
+    /// arrival moved the least-squares output of symmetric jitter off its level.
+    pub breach_hold: u32,
     /// See `below_run`: how far below the floor, in mean residuals, a sample counts as below
     /// it. Also bounds how far before the floor a sample on time may come in the loss verdicts.
     pub below_factor: f64,
@@ -665,6 +693,11 @@ impl Default for Tuning {
             above_levels: [(2.0, 12), (1.0, 24), (0.5, 48)],
             below_run: 4,
             below_factor: 0.5,
+            breach_window: 16,
+            breach_share: 4.0,
+            breach_odds: 1e-9,
+            breach_min_points: 64,
+            breach_hold: 2,
             beyond_run: 4,
             drain_fall: 0.05,
             drain_jitter: 4.0,
