@@ -737,6 +737,37 @@ impl<T> Aligner<T> {
         self.queued
     }
 
+    /// Free places in the queue of stream `id` (0 for a removed stream):
+    /// that many pushes to it in a row, with no release between them,
+    /// evict nothing. A shell that takes in several samples of one input
+    /// at once (replay) bounds its batch by this.
+    #[inline]
+    pub fn room(&self, id: StreamId) -> usize {
+        match self.slots.get(id.slot()) {
+            Some(Slot {
+                generation,
+                stream: Some(s),
+            }) if *generation == id.generation => s.config.capacity.saturating_sub(s.queue.len()),
+            _ => 0,
+        }
+    }
+
+    /// Whether the sample-time timeout is reached now: the newest accepted
+    /// stamp is at least the timeout after the last released one (`true`
+    /// before the first release, when nothing bounds the lag yet). A shell
+    /// that takes in several samples of one input at once (replay) ends
+    /// its batch here, so that its batches never make the timeout rule
+    /// release anything that one sample at a time would have waited for.
+    #[inline]
+    pub fn lag_reached(&self) -> bool {
+        match (self.current, self.latest) {
+            (Some(current), Some(latest)) => {
+                latest.nanos_since_wide(current) >= i128::from(self.timeout.as_nanos())
+            }
+            _ => true,
+        }
+    }
+
     /// A snapshot of the counters (a serde value).
     pub fn status(&self) -> AlignerStatus {
         let streams = self
