@@ -160,6 +160,8 @@ impl<O> Engine<O> {
     }
 
     pub(super) fn watch(&self) -> watch::Receiver<AlignedStatus> {
+        // Statuses are only built while someone watches: start from now.
+        self.status_tx.send_replace(self.status());
         self.status_tx.subscribe()
     }
 
@@ -230,8 +232,12 @@ impl<O> Engine<O> {
             o.flush();
         }
         self.since_status = 0;
-        let status = self.status();
-        self.status_tx.send_replace(status);
+        // Nobody watches: nothing to build (a new receiver gets a fresh
+        // status from `watch`, and `status()` reads the live counters).
+        if self.status_tx.receiver_count() > 0 {
+            let status = self.status();
+            self.status_tx.send_replace(status);
+        }
     }
 
     fn name(&self, lane: usize) -> &str {
