@@ -316,7 +316,7 @@ impl<E: Send + 'static> ConsumerBuilder<'_, E> {
                 // The outlet at `consumer` is this consumer's, of `E`.
                 if let Some(o) = outlets
                     .get_mut(consumer)
-                    .and_then(|o| o.as_any().downcast_mut::<Outlet<E>>())
+                    .and_then(|o| (o.as_mut() as &mut dyn Any).downcast_mut::<Outlet<E>>())
                 {
                     o.push(index, stamp, wrap(Stamped::new(stamp, value)));
                 }
