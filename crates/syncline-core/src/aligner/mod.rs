@@ -224,6 +224,8 @@ pub struct Aligner<T> {
     forward_jumps: u64,
     /// Whether a push far older than the last release is a clock step.
     detect_steps: bool,
+    /// [`Aligner::step_threshold`] in nanoseconds, kept with the timeout.
+    step: i128,
 }
 
 /// The smallest step threshold (see the module docs).
@@ -232,8 +234,10 @@ const MIN_STEP: TimeDelta = TimeDelta::from_secs(1);
 impl<T> Aligner<T> {
     /// An aligner with no streams. A negative timeout is taken as zero.
     pub fn new(config: AlignerConfig) -> Self {
+        let timeout = clamp_timeout(config.timeout);
         Aligner {
-            timeout: clamp_timeout(config.timeout),
+            step: step_nanos(timeout),
+            timeout,
             slots: Vec::new(),
             keys: Vec::new(),
             current: None,
@@ -260,7 +264,7 @@ impl<T> Aligner<T> {
 
     /// The clock-step threshold: `max(2 · timeout, 1 s)`.
     pub fn step_threshold(&self) -> TimeDelta {
-        TimeDelta::from_nanos(self.timeout.as_nanos().saturating_mul(2)).max(MIN_STEP)
+        step_threshold(self.timeout)
     }
 
     /// A backward clock step: the queued samples go out first, then the
@@ -461,6 +465,7 @@ impl<T> Aligner<T> {
     /// Queues are not resized.
     pub fn set_timeout(&mut self, timeout: TimeDelta) {
         self.timeout = clamp_timeout(timeout);
+        self.step = step_nanos(self.timeout);
     }
 
     /// The timeout in force.
@@ -501,7 +506,7 @@ impl<T> Aligner<T> {
         let slot = id.slot();
         if self.detect_steps
             && let Some(cur) = self.current
-            && cur.nanos_since_wide(stamp) > i128::from(self.step_threshold().as_nanos())
+            && cur.nanos_since_wide(stamp) > self.step
             && self
                 .slots
                 .get(slot)
@@ -510,7 +515,7 @@ impl<T> Aligner<T> {
             self.step_back();
         }
         if let Some(latest) = self.latest
-            && stamp.nanos_since_wide(latest) > i128::from(self.step_threshold().as_nanos())
+            && stamp.nanos_since_wide(latest) > self.step
         {
             self.forward_jumps = self.forward_jumps.saturating_add(1);
         }
@@ -737,6 +742,37 @@ impl<T> Aligner<T> {
         self.queued
     }
 
+    /// Free places in the queue of stream `id` (0 for a removed stream):
+    /// that many pushes to it in a row, with no release between them,
+    /// evict nothing. A shell that takes in several samples of one input
+    /// at once (replay) bounds its batch by this.
+    #[inline]
+    pub fn room(&self, id: StreamId) -> usize {
+        match self.slots.get(id.slot()) {
+            Some(Slot {
+                generation,
+                stream: Some(s),
+            }) if *generation == id.generation => s.config.capacity.saturating_sub(s.queue.len()),
+            _ => 0,
+        }
+    }
+
+    /// Whether the sample-time timeout is reached now: the newest accepted
+    /// stamp is at least the timeout after the last released one (`true`
+    /// before the first release, when nothing bounds the lag yet). A shell
+    /// that takes in several samples of one input at once (replay) ends
+    /// its batch here, so that its batches never make the timeout rule
+    /// release anything that one sample at a time would have waited for.
+    #[inline]
+    pub fn lag_reached(&self) -> bool {
+        match (self.current, self.latest) {
+            (Some(current), Some(latest)) => {
+                latest.nanos_since_wide(current) >= i128::from(self.timeout.as_nanos())
+            }
+            _ => true,
+        }
+    }
+
     /// A snapshot of the counters (a serde value).
     pub fn status(&self) -> AlignerStatus {
         let streams = self
@@ -789,6 +825,16 @@ fn key_of<T>(s: &Stream<T>) -> Key {
         },
         None => IDLE,
     }
+}
+
+/// The clock-step threshold for `timeout`: `max(2 · timeout, 1 s)`.
+fn step_threshold(timeout: TimeDelta) -> TimeDelta {
+    TimeDelta::from_nanos(timeout.as_nanos().saturating_mul(2)).max(MIN_STEP)
+}
+
+/// [`step_threshold`] in nanoseconds, as the push compares it.
+fn step_nanos(timeout: TimeDelta) -> i128 {
+    i128::from(step_threshold(timeout).as_nanos())
 }
 
 fn clamp_timeout(t: TimeDelta) -> TimeDelta {

@@ -661,3 +661,25 @@ fn heads_at_the_top_of_the_order_are_released_in_slot_order() {
     assert_eq!(a.queued(), 0);
     assert!(a.poll_release().is_none());
 }
+
+#[test]
+fn room_and_lag_reached_for_batching_shells() {
+    let mut r = Rig::new(100, &[cfg(10, 3, 0), cfg(10, 4, 0)]);
+    let (a, b) = (r.s[0], r.s[1]);
+    assert_eq!((r.a.room(a), r.a.room(b)), (3, 4));
+    // Before the first release nothing bounds the lag.
+    assert!(r.a.lag_reached());
+    r.pushes(&[(0, 0, "a0"), (0, 10, "a1"), (1, 5, "b0")]);
+    assert_eq!((r.a.room(a), r.a.room(b)), (1, 3));
+    assert_eq!(r.step(), Some("a0"));
+    assert_eq!(r.a.room(a), 2);
+    // Newest 10 ms, last released 0: 10 ms < 100 ms.
+    assert!(!r.a.lag_reached());
+    r.push(1, 99, "b1");
+    assert!(!r.a.lag_reached());
+    r.push(1, 100, "b2");
+    assert!(r.a.lag_reached());
+    // A removed stream has no room.
+    let _ = r.a.remove_stream(b).unwrap();
+    assert_eq!(r.a.room(b), 0);
+}

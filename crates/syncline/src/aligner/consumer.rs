@@ -517,10 +517,10 @@ impl<E> Outlet<E> {
     }
 }
 
-/// The type-erased [`Outlet`] the driver holds per consumer.
-pub(super) trait OutletCtl: Send {
-    /// The typed outlet, for the routes (see [`Outlet::push`]).
-    fn as_any(&mut self) -> &mut dyn Any;
+/// The type-erased [`Outlet`] the driver holds per consumer. The routes
+/// reach the typed outlet by upcasting to `dyn Any` (a vtable load, no
+/// call) and downcasting (see [`Outlet::push`]).
+pub(super) trait OutletCtl: Any + Send {
     /// Hands over whatever the outbox holds (before the driver waits).
     fn flush(&mut self);
     /// How many pushes surely fit now without another check (at least 1),
@@ -534,9 +534,6 @@ pub(super) trait OutletCtl: Send {
 }
 
 impl<E: Send + 'static> OutletCtl for Outlet<E> {
-    fn as_any(&mut self) -> &mut dyn Any {
-        self
-    }
     fn flush(&mut self) {
         if !self.items.is_empty() {
             self.hand_over();

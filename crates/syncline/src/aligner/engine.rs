@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use syncline_core::Timestamp;
 use syncline_core::aligner::{Aligner, DropReason, Push, StreamId};
+use syncline_core::{TimeDelta, Timestamp};
 use tokio::sync::{mpsc, watch};
 
 use super::consumer::{ConsumerCtl, DropKind, DropReport, OutletCtl, Reports};
 use super::control::{AlignerControl, Command};
-use super::lane::Lane;
+use super::lane::{BatchEnd, Lane};
 use super::{AlignedStatus, LaneStatus};
 use crate::clock::{Clock, ClockTimer};
 
@@ -23,12 +23,24 @@ const STATUS_EVERY: u32 = 1024;
 /// always ready never starves the other tasks of its thread.
 pub(super) const BUDGET: u32 = 1024;
 
+/// Replay: at most this many samples of one input are taken in at once
+/// (fewer when its queue has less room, the budget is nearly spent, or its
+/// samples reach half the timeout past the last release).
+const MAX_BATCH: u32 = 256;
+
 pub(super) struct Engine<O> {
     pub(super) core: Aligner<()>,
     pub(super) ids: Vec<StreamId>,
     pub(super) lanes: Vec<Box<dyn Lane<O>>>,
     pub(super) lane_status: Vec<LaneStatus>,
     ended: Vec<bool>,
+    /// Per input: it has not produced a sample yet, nor ended.
+    fresh: Vec<bool>,
+    /// How many inputs are fresh. Replay batches wait until none is: a
+    /// stream that never took in a sample expects one right after the
+    /// epoch, so its first sample must come in before any batch of the
+    /// others runs ahead of it.
+    fresh_count: usize,
     open: usize,
     next_lane: usize,
     clock: Option<Arc<dyn Clock>>,
@@ -92,6 +104,8 @@ impl<O> Engine<O> {
             lanes,
             lane_status,
             ended: vec![false; n],
+            fresh: vec![true; n],
+            fresh_count: n,
             open: n,
             next_lane: 0,
             timer: clock.clone().map(ClockTimer::new),
@@ -146,6 +160,8 @@ impl<O> Engine<O> {
     }
 
     pub(super) fn watch(&self) -> watch::Receiver<AlignedStatus> {
+        // Statuses are only built while someone watches: start from now.
+        self.status_tx.send_replace(self.status());
         self.status_tx.subscribe()
     }
 
@@ -202,6 +218,7 @@ impl<O> Engine<O> {
             *e = true;
             self.open -= 1;
         }
+        self.started(k);
         if matches!(self.stash, Some((lane, ..)) if lane == k) {
             self.stash = None;
         }
@@ -215,8 +232,12 @@ impl<O> Engine<O> {
             o.flush();
         }
         self.since_status = 0;
-        let status = self.status();
-        self.status_tx.send_replace(status);
+        // Nobody watches: nothing to build (a new receiver gets a fresh
+        // status from `watch`, and `status()` reads the live counters).
+        if self.status_tx.receiver_count() > 0 {
+            let status = self.status();
+            self.status_tx.send_replace(status);
+        }
     }
 
     fn name(&self, lane: usize) -> &str {
@@ -235,13 +256,24 @@ impl<O> Engine<O> {
         };
         match outcome {
             Push::Queued => {}
+            Push::Evicted(_) => l.evict(),
+            Push::Dropped(..) => l.discard(),
+        }
+        self.account(lane, outcome);
+        self.count(1);
+    }
+
+    /// Logs and reports a push that was not simply queued (its lane
+    /// already mirrors it).
+    fn account(&mut self, lane: usize, outcome: Push<()>) {
+        match outcome {
+            Push::Queued => {}
             Push::Evicted(old) => {
-                l.evict();
                 tracing::warn!(stream = self.name(lane), stamp = %old.stamp, "aligner: queue full, oldest sample dropped (overflow)");
                 self.report(lane, old.stamp, DropKind::AlignerOverflow);
             }
-            Push::Dropped(reason, _) => {
-                l.discard();
+            Push::Dropped(reason, sample) => {
+                let stamp = sample.stamp;
                 let (why, kind) = match reason {
                     DropReason::Late => {
                         ("older than the last released sample (late)", DropKind::Late)
@@ -258,8 +290,13 @@ impl<O> Engine<O> {
                 }
             }
         }
-        self.budget = self.budget.saturating_sub(1);
-        self.since_status += 1;
+    }
+
+    /// `n` samples were taken in: they count against the yield budget and
+    /// towards the next status.
+    fn count(&mut self, n: u32) {
+        self.budget = self.budget.saturating_sub(n);
+        self.since_status += n;
         if self.since_status >= STATUS_EVERY {
             self.publish();
         }
@@ -281,8 +318,37 @@ impl<O> Engine<O> {
             let Some(lane) = self.lanes.get_mut(k) else {
                 continue;
             };
+            if self.clock.is_none() {
+                // Replay: a batch of what the input has ready.
+                let Some(&id) = self.ids.get(k) else {
+                    continue;
+                };
+                let max = if self.fresh_count > 0 {
+                    1
+                } else {
+                    self.core
+                        .room(id)
+                        .min(self.budget as usize)
+                        .clamp(1, MAX_BATCH as usize) as u32
+                };
+                let window = TimeDelta::from_nanos(self.core.timeout().as_nanos() / 2);
+                let batch = lane.poll_batch(cx, &mut self.core, id, max, window);
+                match batch.end {
+                    BatchEnd::Pending if batch.pushed == 0 => continue,
+                    BatchEnd::Ended => self.end_input(k),
+                    BatchEnd::NotQueued(outcome) => self.account(k, outcome),
+                    BatchEnd::Pending | BatchEnd::Full => {}
+                }
+                if batch.pushed > 0 {
+                    self.started(k);
+                }
+                self.next_lane = k + 1;
+                self.count(batch.pushed);
+                return Poll::Ready(true);
+            }
             match lane.poll_input(cx) {
                 Poll::Ready(Some((stamp, handed))) => {
+                    self.started(k);
                     self.next_lane = k + 1;
                     let now = self.clock.as_ref().map(|c| c.now());
                     if let Some(now) = now {
@@ -303,20 +369,38 @@ impl<O> Engine<O> {
                     return Poll::Ready(true);
                 }
                 Poll::Ready(None) => {
-                    if let Some(e) = self.ended.get_mut(k) {
-                        *e = true;
-                    }
-                    self.open -= 1;
-                    if let Some(&id) = self.ids.get(k) {
-                        let _ = self.core.end_stream(id);
-                    }
-                    tracing::debug!(stream = self.name(k), "aligner: input ended");
+                    self.end_input(k);
                     return Poll::Ready(true);
                 }
                 Poll::Pending => {}
             }
         }
         Poll::Ready(false)
+    }
+
+    /// Input `k` produced a sample or ended: it is no longer fresh.
+    fn started(&mut self, k: usize) {
+        if let Some(f) = self.fresh.get_mut(k)
+            && *f
+        {
+            *f = false;
+            self.fresh_count -= 1;
+        }
+    }
+
+    /// Input `k` ended: its stream no longer holds the others back.
+    fn end_input(&mut self, k: usize) {
+        self.started(k);
+        if let Some(e) = self.ended.get_mut(k)
+            && !*e
+        {
+            *e = true;
+            self.open -= 1;
+        }
+        if let Some(&id) = self.ids.get(k) {
+            let _ = self.core.end_stream(id);
+        }
+        tracing::debug!(stream = self.name(k), "aligner: input ended");
     }
 
     /// Live mode: arms the one timer at the core's deadline (a resettable

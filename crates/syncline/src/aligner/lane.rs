@@ -16,7 +16,8 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use tokio::sync::mpsc;
 
-use syncline_core::{Stamped, Timestamp};
+use syncline_core::aligner::{Aligner, Push, StreamId};
+use syncline_core::{Stamped, TimeDelta, Timestamp};
 
 use super::consumer::OutletCtl;
 use crate::source::Arrived;
@@ -57,8 +58,43 @@ pub(super) enum Ready {
     Gone,
 }
 
+/// How a [`Lane::poll_batch`] ended.
+pub(super) enum BatchEnd {
+    /// It took in its most, or its samples reached the window.
+    Full,
+    /// The input has nothing more ready (its waker is registered).
+    Pending,
+    /// The input ended.
+    Ended,
+    /// Its last push was not simply queued (evicted an older sample, or
+    /// was dropped); the lane mirrors it, the driver reports it.
+    NotQueued(Push<()>),
+}
+
+/// What a [`Lane::poll_batch`] took in.
+pub(super) struct Batch {
+    /// Samples pushed into the core.
+    pub(super) pushed: u32,
+    /// Why it stopped.
+    pub(super) end: BatchEnd,
+}
+
 /// A lane, type-erased over its value type; `O` is what a release yields.
 pub(super) trait Lane<O>: Send {
+    /// Replay: takes in up to `max` (at least 1) ready samples, pushing
+    /// each into `core` as stream `id` (its value at the back of the
+    /// FIFO) with no release between them. It stops early when the input
+    /// is not ready or ended, after a push that was not simply queued, and
+    /// after a sample at least `window` past the last release (or past
+    /// its first sample, before any release).
+    fn poll_batch(
+        &mut self,
+        cx: &mut Context<'_>,
+        core: &mut Aligner<()>,
+        id: StreamId,
+        max: u32,
+        window: TimeDelta,
+    ) -> Batch;
     /// Polls the input; a new sample's value is held as pending (at the
     /// back of the FIFO: the core queuing it needs nothing more) and its
     /// stamp returned, with the hand-over time it carries, if any.
@@ -137,6 +173,58 @@ where
     T: Send,
     D: Deliver<T>,
 {
+    fn poll_batch(
+        &mut self,
+        cx: &mut Context<'_>,
+        core: &mut Aligner<()>,
+        id: StreamId,
+        max: u32,
+        window: TimeDelta,
+    ) -> Batch {
+        // No release happens during the batch: the horizon stays put.
+        let mut horizon = core.current_time().map(|c| c.saturating_add(window));
+        let mut pushed = 0;
+        while pushed < max {
+            let item = match self.input.as_mut().poll_next(cx) {
+                Poll::Ready(Some(item)) => item,
+                Poll::Ready(None) => {
+                    return Batch {
+                        pushed,
+                        end: BatchEnd::Ended,
+                    };
+                }
+                Poll::Pending => {
+                    return Batch {
+                        pushed,
+                        end: BatchEnd::Pending,
+                    };
+                }
+            };
+            // Replay: only the sample-time rule applies, no arrival.
+            let (stamp, value) = item.into_parts().0.into_parts();
+            pushed += 1;
+            match core.push(id, stamp, ()) {
+                Push::Queued => self.queue.push_back(value),
+                outcome => {
+                    if let Push::Evicted(_) = outcome {
+                        self.queue.pop_front();
+                        self.queue.push_back(value);
+                    }
+                    return Batch {
+                        pushed,
+                        end: BatchEnd::NotQueued(outcome),
+                    };
+                }
+            }
+            if stamp >= *horizon.get_or_insert(stamp.saturating_add(window)) {
+                break;
+            }
+        }
+        Batch {
+            pushed,
+            end: BatchEnd::Full,
+        }
+    }
     fn poll_input(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Timestamp, Option<Timestamp>)>> {
         self.input.as_mut().poll_next(cx).map(|next| {
             next.map(|item| {

@@ -316,7 +316,7 @@ impl<E: Send + 'static> ConsumerBuilder<'_, E> {
                 // The outlet at `consumer` is this consumer's, of `E`.
                 if let Some(o) = outlets
                     .get_mut(consumer)
-                    .and_then(|o| o.as_any().downcast_mut::<Outlet<E>>())
+                    .and_then(|o| (o.as_mut() as &mut dyn Any).downcast_mut::<Outlet<E>>())
                 {
                     o.push(index, stamp, wrap(Stamped::new(stamp, value)));
                 }
@@ -424,10 +424,17 @@ impl Router {
     /// The first backpressure consumer of `lane` that has no room now
     /// (its waker registered). A consumer's room is asked for (under its
     /// lock) only when the credit it gave last time is spent.
+    #[inline]
     fn blocked(&mut self, cx: &mut Context<'_>, lane: usize) -> Option<usize> {
         if self.spent < self.floor {
             return None;
         }
+        self.blocked_slow(cx, lane)
+    }
+
+    /// [`blocked`](Self::blocked) once the floor of credits is spent.
+    #[inline(never)]
+    fn blocked_slow(&mut self, cx: &mut Context<'_>, lane: usize) -> Option<usize> {
         let consumers = self.waits_for.get(lane)?;
         for &c in consumers {
             let Some(credit) = self.credit.get_mut(c) else {

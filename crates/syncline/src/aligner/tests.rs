@@ -391,3 +391,42 @@ proptest::proptest! {
         proptest::prop_assert!(out.windows(2).all(|w| w[0].stamp <= w[1].stamp));
     }
 }
+
+proptest::proptest! {
+    /// Replay of periodic inputs of very different rates (each with its
+    /// period as lookahead) and a timeout of at least twice the longest
+    /// period: the inputs are read in step in sample time (a batch of one
+    /// input ends half a timeout past the last release), so the timeout
+    /// never releases a sample before an earlier one of a slower-read
+    /// input came in: nothing is dropped, the output is globally sorted.
+    #[test]
+    fn replay_reads_inputs_of_different_rates_in_step(
+        inputs in proptest::collection::vec((1i64..50, 0i64..1_000, 0usize..400), 1..5),
+        timeout_factor in 2i64..6,
+    ) {
+        let longest = inputs.iter().map(|i| i.0).max().unwrap_or(1);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let total: usize = inputs.iter().map(|i| i.2).sum();
+        let (out, status) = rt.block_on(async {
+            let mut b = AlignerBuilder::new(config(timeout_factor * longest));
+            for (k, &(p, phase, n)) in inputs.iter().enumerate() {
+                let input = futures::stream::iter((0..n).map(move |i| {
+                    // Far from the epoch, as real stamps are.
+                    let t = ms(1_000_000 + i as i64 * p) + TimeDelta::from_micros(phase);
+                    Stamped::new(t, k)
+                }));
+                let cfg = StreamConfig::lookahead(TimeDelta::from_millis(p)).unwrap();
+                b.stream(&format!("s{k}"), input, cfg, |s| s);
+            }
+            let mut aligned = b.aligned();
+            let mut out = Vec::new();
+            while let Some(s) = aligned.next().await {
+                out.push(s);
+            }
+            (out, aligned.status())
+        });
+        let dropped: Vec<_> = status.aligner.streams.iter().map(|s| s.counters).collect();
+        proptest::prop_assert_eq!(out.len(), total, "{:?}", dropped);
+        proptest::prop_assert!(out.windows(2).all(|w| w[0].stamp <= w[1].stamp));
+    }
+}
