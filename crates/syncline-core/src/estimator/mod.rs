@@ -212,6 +212,20 @@ struct LossWatch {
     by: i64,
 }
 
+/// Delay verdicts in a row, each on a sample numbered right after the one
+/// before it and late by the same whole periods, each judged by a next
+/// sample on time for the loss reading (see [`Estimator::loss_confirmed`]).
+#[derive(Debug, Clone, Copy)]
+struct DelayRun {
+    /// The last sample of the run, judged delayed.
+    n: i64,
+    /// The samples the loss reading took for lost before each.
+    m: i64,
+    /// The likelihood ratio of the run's next samples so far: each on
+    /// time for the loss reading against stalled again on the delay one.
+    carry: f64,
+}
+
 /// Steps in a row (of sample numbers or of a device counter) that share a
 /// divisor above 1: a sensor that halved its rate, a counter of stride 2.
 #[derive(Debug, Clone, Copy, Default)]
@@ -423,6 +437,12 @@ pub struct Estimator {
     drain_room: Option<Box<DrainWatch>>,
     /// A loss verdict under watch (see [`Self::watch_loss`]).
     loss_watch: Option<LossWatch>,
+    /// The delay verdicts in a row that the next one extends (see
+    /// [`Self::loss_confirmed`]).
+    delay_run: Option<DelayRun>,
+    /// The run as the verdict being given would extend it (set by
+    /// [`Self::loss_confirmed`], kept if the verdict is a delay).
+    delay_run_next: Option<DelayRun>,
     /// A backlog is draining: samples arriving less than a period after
     /// their predecessor and still late are queued (see
     /// [`Self::watch_drain`]).
@@ -531,6 +551,8 @@ impl Estimator {
             drain_watch: None,
             drain_room: None,
             loss_watch: None,
+            delay_run: None,
+            delay_run_next: None,
             draining: false,
             force_delayed: false,
             revised_now: 0,
@@ -1190,6 +1212,7 @@ impl Estimator {
             .min(i64::MAX / 2);
         self.pending = None;
         self.loss_watch = None;
+        self.delay_run = None;
         self.last_n = None;
         self.young_anchor = None;
         self.matured = false;
@@ -1441,17 +1464,23 @@ impl Estimator {
     /// nothing of the jitter: there the slack stays.
     fn loss_slack(&self, p: f64) -> f64 {
         let wide = self.cfg.tuning.loss_slack * p;
-        let at_period = match (self.expected, self.fit.floor()) {
-            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < self.cfg.tuning.loss_slack_period,
-            _ => false,
-        };
-        if !(self.fit.stats_valid() && at_period) {
+        if !(self.fit.stats_valid() && self.floor_at_expected()) {
             return wide;
         }
         wide.min(
             self.cfg.tuning.loss_slack_jitter * self.fit.mean_r
                 + self.cfg.tuning.loss_slack_min * p,
         )
+    }
+
+    /// Whether the floor runs at the expected period (within
+    /// `Tuning::loss_slack_period`): its residuals then measure the jitter,
+    /// not a period the line has yet to follow.
+    pub(super) fn floor_at_expected(&self) -> bool {
+        match (self.expected, self.fit.floor()) {
+            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < self.cfg.tuning.loss_slack_period,
+            _ => false,
+        }
     }
 
     /// The samples lost in a gap of `gap` ns inside a backlog draining at a
