@@ -1595,6 +1595,7 @@ impl Estimator {
             }
         }
         let m = (r0 / p).round();
+        let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
         // Within the jitter the young samples have shown above their floor
         // (`Tuning::stats_reach` median residuals), the sample may be on
         // time for the next number: a jitter of several periods makes gaps
@@ -1608,15 +1609,28 @@ impl Estimator {
                 let reach = self.cfg.tuning.stats_reach * self.fit.young_median(&l)?;
                 Some(l.residual(base, q) <= reach)
             });
-        if queued
-            || shown == Some(true)
-            || m < 1.0
-            || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p
-            || self.cfg.loss_threshold == u32::MAX
-        {
+        if queued || shown == Some(true) || self.cfg.loss_threshold == u32::MAX {
             return (base, 0, None);
         }
-        let m = m.min((self.cfg.window.as_nanos() as f64 / p).max(1.0)) as i64;
+        if m < 1.0 || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p {
+            // Halfway between two numbers the gap says nothing on arrival:
+            // numbered as delayed, but late by a period or more, it may
+            // still hold losses (as many as keep the arrival after its
+            // acquisition), which the next arrival confirms or not
+            // (`Estimator::resolve_and_commit`). Without that reading, a
+            // burst of losses after a restart stayed a delay until the
+            // change detector cut the history, the samples after it whole
+            // periods early.
+            let lost = (r0 / p).floor();
+            let alt = (lost >= 1.0).then(|| Ambiguous {
+                delayed: base,
+                lost: base.saturating_add(lost.min(max_gap) as i64),
+                odds: 0.0,
+                wraps: false,
+            });
+            return (base, 0, alt);
+        }
+        let m = m.min(max_gap) as i64;
         let n = base.saturating_add(m);
         let alt = Ambiguous {
             delayed: base,
