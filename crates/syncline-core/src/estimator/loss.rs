@@ -2,10 +2,11 @@
 //! the evidence it feeds, announced losses, and the watches that let later
 //! arrivals overturn a verdict (a backlog drained by a slow link).
 
+use super::FitMode;
 use super::fit::{Line, Point};
 use super::{
-    Ambiguous, DRAIN_WATCH, DivisorRun, DrainWatch, Estimate, Estimator, EstimatorError, LinkDrain,
-    LossWatch, Pending,
+    Ambiguous, DRAIN_WATCH, DelayRun, DivisorRun, DrainWatch, Estimate, Estimator, EstimatorError,
+    LinkDrain, LossWatch, Pending,
 };
 
 /// Stage 1's evidence of losses against delays: the gaps the next
@@ -190,6 +191,7 @@ impl Estimator {
             // to the delayed number would number every later sample a whole
             // loss too early.
             let gap = q.saturating_sub(pd.point.q) as f64;
+            self.delay_run_next = None;
             let verdict = if forced || self.link_queued(gap) {
                 Verdict::Delayed
             } else if !self.fit.stats_valid() {
@@ -204,6 +206,12 @@ impl Estimator {
                     Some(r) => self.next_verdict(alt, r, gap, p),
                     None => Verdict::Open,
                 }
+            };
+            // A delay weighed against the loss reading extends the run of
+            // them; any other verdict ends it.
+            self.delay_run = match verdict {
+                Verdict::Delayed => self.delay_run_next.take(),
+                _ => None,
             };
             if matches!(verdict, Verdict::Paused | Verdict::Restarted) {
                 self.arm_drain_watch(pd, q, p);
@@ -587,7 +595,7 @@ impl Estimator {
     ///   after a loss comes there): a delay;
     /// * otherwise it is late itself and decides nothing.
     #[cold]
-    fn next_verdict(&self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
+    fn next_verdict(&mut self, alt: Ambiguous, r: f64, gap: f64, p: f64) -> Verdict {
         let spread =
             (self.fit.mean_r + self.cfg.tuning.verdict_spread_sd * self.fit.std_r).min(0.5 * p);
         let std = self.fit.std_r.min(0.5 * p);
@@ -629,7 +637,20 @@ impl Estimator {
     /// and no losses. Like every confirmed numbering, this does not depend
     /// on the loss threshold (which only sets how soon a loss is believed
     /// on arrival).
-    fn loss_confirmed(&self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
+    ///
+    /// A delay verdict on the sample right before the pending one, late by
+    /// the same whole periods and judged the same way, is part of the same
+    /// reading: on it, each sample of the run was stalled on its own by the
+    /// same delay (none queued behind the one before), while on the loss
+    /// reading all are on time after one run of losses. The odds are those
+    /// of the whole run ([`DelayRun::carry`] holds its earlier next
+    /// samples' ratios), not of the last pair alone: judged pair by pair,
+    /// a stream that had shown no loss took every sample after a burst of
+    /// losses for stalled (a prior of one loss in thousands against a
+    /// ratio of about a thousand per sample), each verdict adding to the
+    /// stall evidence, periods off until the change detector cut the
+    /// history a dozen samples later.
+    fn loss_confirmed(&mut self, alt: Ambiguous, r: f64, p: f64, further: f64) -> bool {
         let m = (alt.lost - alt.delayed) as f64;
         // Laplace's rule for "a lost sample is followed by another loss".
         let again = (self.evidence.lost - self.evidence.loss + 1.0) / (self.evidence.lost + 2.0);
@@ -656,7 +677,30 @@ impl Estimator {
         } else {
             0.0
         };
-        alt.odds * run * on_time >= stalled + delayed
+        // Only where the delay reading needs a stall of each sample: late
+        // beyond the reach of a jitter the residuals show to be symmetric
+        // and bounded (least squares; within that reach, samples late in a
+        // row are the jitter's, and the exponential law the densities
+        // assume would compound its own error over the run; on a one-sided
+        // tail, the reach shown so far is no bound, and a long delay with
+        // the samples queued a period apart behind it makes runs of late
+        // samples), on a floor at the expected period (off it, a period
+        // step the line has yet to follow makes runs of its own).
+        let stalls_only = further == 0.0
+            && delayed == 0.0
+            && self.fit.mode == FitMode::LeastSquares
+            && self.floor_at_expected();
+        let carry = self
+            .delay_run
+            .filter(|d| stalls_only && d.n.saturating_add(1) == alt.delayed && d.m == m as i64)
+            .map_or(1.0, |d| d.carry);
+        let lost = carry * alt.odds * run * on_time >= stalled + delayed;
+        self.delay_run_next = (!lost && stalls_only).then(|| DelayRun {
+            n: alt.delayed,
+            m: m as i64,
+            carry: carry * on_time / (stalled + delayed),
+        });
+        lost
     }
 
     /// Density of residual `r` above the floor for a sample on time: the

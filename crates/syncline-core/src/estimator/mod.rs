@@ -215,6 +215,20 @@ struct LossWatch {
     by: i64,
 }
 
+/// Delay verdicts in a row, each on a sample numbered right after the one
+/// before it and late by the same whole periods, each judged by a next
+/// sample on time for the loss reading (see [`Estimator::loss_confirmed`]).
+#[derive(Debug, Clone, Copy)]
+struct DelayRun {
+    /// The last sample of the run, judged delayed.
+    n: i64,
+    /// The samples the loss reading took for lost before each.
+    m: i64,
+    /// The likelihood ratio of the run's next samples so far: each on
+    /// time for the loss reading against stalled again on the delay one.
+    carry: f64,
+}
+
 /// Steps in a row (of sample numbers or of a device counter) that share a
 /// divisor above 1: a sensor that halved its rate, a counter of stride 2.
 #[derive(Debug, Clone, Copy, Default)]
@@ -426,6 +440,12 @@ pub struct Estimator {
     drain_room: Option<Box<DrainWatch>>,
     /// A loss verdict under watch (see [`Self::watch_loss`]).
     loss_watch: Option<LossWatch>,
+    /// The delay verdicts in a row that the next one extends (see
+    /// [`Self::loss_confirmed`]).
+    delay_run: Option<DelayRun>,
+    /// The run as the verdict being given would extend it (set by
+    /// [`Self::loss_confirmed`], kept if the verdict is a delay).
+    delay_run_next: Option<DelayRun>,
     /// A backlog is draining: samples arriving less than a period after
     /// their predecessor and still late are queued (see
     /// [`Self::watch_drain`]).
@@ -534,6 +554,8 @@ impl Estimator {
             drain_watch: None,
             drain_room: None,
             loss_watch: None,
+            delay_run: None,
+            delay_run_next: None,
             draining: false,
             force_delayed: false,
             revised_now: 0,
@@ -1194,6 +1216,7 @@ impl Estimator {
             .min(i64::MAX / 2);
         self.pending = None;
         self.loss_watch = None;
+        self.delay_run = None;
         self.last_n = None;
         self.young_anchor = None;
         self.matured = false;
@@ -1445,17 +1468,23 @@ impl Estimator {
     /// nothing of the jitter: there the slack stays.
     fn loss_slack(&self, p: f64) -> f64 {
         let wide = self.cfg.tuning.loss_slack * p;
-        let at_period = match (self.expected, self.fit.floor()) {
-            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < self.cfg.tuning.loss_slack_period,
-            _ => false,
-        };
-        if !(self.fit.stats_valid() && at_period) {
+        if !(self.fit.stats_valid() && self.floor_at_expected()) {
             return wide;
         }
         wide.min(
             self.cfg.tuning.loss_slack_jitter * self.fit.mean_r
                 + self.cfg.tuning.loss_slack_min * p,
         )
+    }
+
+    /// Whether the floor runs at the expected period (within
+    /// `Tuning::loss_slack_period`): its residuals then measure the jitter,
+    /// not a period the line has yet to follow.
+    pub(super) fn floor_at_expected(&self) -> bool {
+        match (self.expected, self.fit.floor()) {
+            (Some(e), Some(f)) => (f.slope / e - 1.0).abs() < self.cfg.tuning.loss_slack_period,
+            _ => false,
+        }
     }
 
     /// The samples lost in a gap of `gap` ns inside a backlog draining at a
@@ -1570,6 +1599,7 @@ impl Estimator {
             }
         }
         let m = (r0 / p).round();
+        let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
         // Within the jitter the young samples have shown above their floor
         // (`Tuning::stats_reach` median residuals), the sample may be on
         // time for the next number: a jitter of several periods makes gaps
@@ -1583,15 +1613,28 @@ impl Estimator {
                 let reach = self.cfg.tuning.stats_reach * self.fit.young_median(&l)?;
                 Some(l.residual(base, q) <= reach)
             });
-        if queued
-            || shown == Some(true)
-            || m < 1.0
-            || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p
-            || self.cfg.loss_threshold == u32::MAX
-        {
+        if queued || shown == Some(true) || self.cfg.loss_threshold == u32::MAX {
             return (base, 0, None);
         }
-        let m = m.min((self.cfg.window.as_nanos() as f64 / p).max(1.0)) as i64;
+        if m < 1.0 || (r0 - m * p).abs() > self.cfg.tuning.early_loss_tol * p {
+            // Halfway between two numbers the gap says nothing on arrival:
+            // numbered as delayed, but late by a period or more, it may
+            // still hold losses (as many as keep the arrival after its
+            // acquisition), which the next arrival confirms or not
+            // (`Estimator::resolve_and_commit`). Without that reading, a
+            // burst of losses after a restart stayed a delay until the
+            // change detector cut the history, the samples after it whole
+            // periods early.
+            let lost = (r0 / p).floor();
+            let alt = (lost >= 1.0).then(|| Ambiguous {
+                delayed: base,
+                lost: base.saturating_add(lost.min(max_gap) as i64),
+                odds: 0.0,
+                wraps: false,
+            });
+            return (base, 0, alt);
+        }
+        let m = m.min(max_gap) as i64;
         let n = base.saturating_add(m);
         let alt = Ambiguous {
             delayed: base,
