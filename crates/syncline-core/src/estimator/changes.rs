@@ -15,7 +15,8 @@
 //! odds of a few in `N` whatever the jitter's law, so a handful of such
 //! breaches among the newest samples tell the change
 //! ([`Changes::breached`]) long before a run of samples all below it does,
-//! and the first two hold the estimates at their arrivals until it is told
+//! and the first two hold the estimates within the mean residual of their
+//! arrivals until it is told
 //! ([`Changes::breaching`]).
 //!
 //! A period step is a change of slope of the arrivals against their
@@ -224,8 +225,9 @@ impl Changes {
     /// While the line holds this is rare (odds of about
     /// `C(w, 2) · (Tuning::breach_share / free)²`, a few in a thousand
     /// samples); after a shorter period it lasts until the change is told,
-    /// and the estimator then holds its estimates at their arrivals, where
-    /// the physics bounds them (see `Estimator::late_margin`).
+    /// and the estimator then holds its estimates within the mean residual
+    /// of their arrivals, where the physics bounds them (see
+    /// `Estimator::late_margin`).
     #[inline(always)]
     pub fn breaching(&self, t: &Tuning) -> bool {
         self.breaches.count_ones() >= t.breach_hold.max(1)

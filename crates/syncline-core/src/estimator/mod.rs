@@ -1956,15 +1956,19 @@ impl Estimator {
     /// residual statistics of the last rebuild are used even where they
     /// are no longer valid (after a change): they are the jitter last seen.
     /// While breaches of the floor are under way (`Changes::breaching`) the
-    /// margin is 0: no sample is acquired after its arrival.
+    /// margin is the mean residual alone: the output of these lines sits
+    /// `mean_r` above the floor, so an estimate later than its arrival
+    /// plus `mean_r` puts the acquisition after the arrival less the least
+    /// latency, which no sample is.
     fn late_margin(&self) -> i64 {
         // Breaches of the floor under way (a shorter period, not yet told):
-        // the line runs later than the arrivals, and only the arrival
-        // bounds the estimate.
-        if self.changes.breaching(&self.cfg.tuning) {
-            return 0;
-        }
-        let m = self.fit.jitter_reach();
+        // the line runs later than the arrivals, and only the arrival (in
+        // the output's frame, `mean_r` above the floor) bounds the estimate.
+        let m = if self.changes.breaching(&self.cfg.tuning) {
+            self.fit.mean_r
+        } else {
+            self.fit.jitter_reach()
+        };
         if m.is_finite() && m > 0.0 {
             round(m)
         } else {
