@@ -36,8 +36,8 @@
 //!    reach, signal a period step or a clock step; a slope test of the
 //!    newest samples, and the samples that come below the floor more
 //!    often than a line that holds allows, find a shorter period under
-//!    any jitter (until it is told, least-squares estimates are held at
-//!    their arrivals). The history
+//!    any jitter (until it is told, least-squares estimates are held
+//!    within the mean residual of their arrivals). The history
 //!    is then cut where the change lies (two floors fitted on either side
 //!    of it), so that only samples after it are kept; a run falling
 //!    steadily from its peak is a draining backlog, not a change. Stalls
