@@ -3558,6 +3558,49 @@ fn a_burst_after_a_restart_does_not_set_the_period() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
+/// A USB adapter in front of samples acquired at `times` and ready at
+/// `ready`: a packet leaves when `m` samples are in or `timer` after its
+/// first one, delivered in order (a sample ready before the one ahead of
+/// it was delivered comes 20-60 us after it): `(time, arrival)` per sample.
+fn usb_adapter(
+    times: &[i64],
+    ready: &[i64],
+    m: usize,
+    timer: i64,
+    rng: &mut Rng,
+) -> Vec<(i64, i64)> {
+    let (mut sent, mut start, mut held) = (Vec::with_capacity(ready.len()), 0i64, 0usize);
+    for &r in ready {
+        if held > 0 && r > start + timer {
+            sent.extend(std::iter::repeat_n(start + timer, held));
+            held = 0;
+        }
+        if held == 0 {
+            start = r;
+        }
+        held += 1;
+        if held == m {
+            sent.extend(std::iter::repeat_n(r, held));
+            held = 0;
+        }
+    }
+    sent.extend(std::iter::repeat_n(start + timer, held));
+    let mut last = i64::MIN;
+    times
+        .iter()
+        .zip(&sent)
+        .map(|(&t, &s)| {
+            let q = if s <= last {
+                last + 20_000 + (40_000.0 * rng.next()) as i64
+            } else {
+                s
+            };
+            last = q;
+            (t, q)
+        })
+        .collect()
+}
+
 /// A serial sensor behind a USB adapter (`scripts/family_draws.py`, kind
 /// `usb_timer`): 1000 samples every 0.5-20 ms, 0.1-2 ms latency plus
 /// exponential delays of 1-50 % of a period, held by the adapter until a
@@ -3578,38 +3621,7 @@ fn usb_timer_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
         .iter()
         .map(|&t| t + latency + rng.exp(jitter))
         .collect();
-    // The adapter: a packet leaves when `m` samples are in or `timer`
-    // after its first one.
-    let (mut sent, mut start, mut held) = (Vec::with_capacity(n), 0i64, 0usize);
-    for &r in &ready {
-        if held > 0 && r > start + timer {
-            sent.extend(std::iter::repeat_n(start + timer, held));
-            held = 0;
-        }
-        if held == 0 {
-            start = r;
-        }
-        held += 1;
-        if held == m {
-            sent.extend(std::iter::repeat_n(r, held));
-            held = 0;
-        }
-    }
-    sent.extend(std::iter::repeat_n(start + timer, held));
-    let mut last = i64::MIN;
-    let samples = times
-        .iter()
-        .zip(&sent)
-        .map(|(&t, &s)| {
-            let q = if s <= last {
-                last + 20_000 + (40_000.0 * rng.next()) as i64
-            } else {
-                s
-            };
-            last = q;
-            (t, q)
-        })
-        .collect();
+    let samples = usb_adapter(&times, &ready, m, timer, &mut rng);
     let what = format!(
         "period {p} ns, packets of {m}, timer {timer} ns, exponential jitter of {jitter:.0} ns"
     );
@@ -3669,36 +3681,7 @@ fn usb_timer_stream_law(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
             t + latency + d as i64
         })
         .collect();
-    let (mut sent, mut start, mut held) = (Vec::with_capacity(n), 0i64, 0usize);
-    for &r in &ready {
-        if held > 0 && r > start + timer {
-            sent.extend(std::iter::repeat_n(start + timer, held));
-            held = 0;
-        }
-        if held == 0 {
-            start = r;
-        }
-        held += 1;
-        if held == m {
-            sent.extend(std::iter::repeat_n(r, held));
-            held = 0;
-        }
-    }
-    sent.extend(std::iter::repeat_n(start + timer, held));
-    let mut last = i64::MIN;
-    let samples = times
-        .iter()
-        .zip(&sent)
-        .map(|(&t, &s)| {
-            let q = if s <= last {
-                last + 20_000 + (40_000.0 * rng.next()) as i64
-            } else {
-                s
-            };
-            last = q;
-            (t, q)
-        })
-        .collect();
+    let samples = usb_adapter(&times, &ready, m, timer, &mut rng);
     let law = ["uniform", "gaussian", "exponential"][law as usize];
     let what =
         format!("period {p} ns, packets of {m}, timer {timer} ns, {law} jitter of {scale:.0} ns");
