@@ -765,7 +765,7 @@ mod tests {
         };
         // A floor of 1000 free points: a breach has odds of 0.4 %, and
         // C(16, c) 0.004^c reaches 1e-9 at the sixth breach of 16. The
-        // second breach holds the estimates at their arrivals.
+        // second breach holds the estimates near their arrivals.
         let mut c = Changes::default();
         let mut told = None;
         for k in 0..16 {
