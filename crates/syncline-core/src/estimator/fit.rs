@@ -769,9 +769,13 @@ impl LineFit {
             self.trim(p.q, max_span, self.cap);
             self.rebuild_now();
         } else {
-            self.refresh_lines(false);
+            let moved = self.refresh_lines(false);
             self.refit_quantised();
-            self.active = self.active_now();
+            // The hull mode's line is the floor (plus the offset, which
+            // only a rebuild changes): recomputed only when the floor moved.
+            if moved || self.mode != FitMode::Hull {
+                self.active = self.active_now();
+            }
         }
         true
     }
@@ -1244,9 +1248,11 @@ impl LineFit {
     }
 
     /// Recomputes the floor (centroid edge of the hull) and the LS line.
+    /// Returns whether the floor may have moved (false: it is as it was).
     #[inline(always)]
-    fn refresh_lines(&mut self, with_ls: bool) {
+    fn refresh_lines(&mut self, with_ls: bool) -> bool {
         let h = self.hull.len();
+        let mut moved = true;
         if h < 2 || self.hull_cnt <= 0 {
             self.floor = None;
         } else {
@@ -1278,7 +1284,8 @@ impl LineFit {
             }
             self.edge = i;
             let pts = (self.hull[i - 1], self.hull[i]);
-            if self.floor.is_none() || pts != self.edge_pts {
+            moved = self.floor.is_none() || pts != self.edge_pts;
+            if moved {
                 self.edge_pts = pts;
                 let ((ax, ay), (bx, by)) = pts;
                 self.floor = (bx > ax).then(|| Line {
@@ -1291,7 +1298,7 @@ impl LineFit {
         }
         self.ls = None;
         if !with_ls && self.mode != FitMode::LeastSquares {
-            return;
+            return moved;
         }
         let LsSums {
             cnt,
@@ -1316,6 +1323,7 @@ impl LineFit {
                 });
             }
         }
+        moved
     }
 }
 
