@@ -215,8 +215,11 @@ impl Changes {
             0 => t.above_levels[i].1,
             _ => t.above_levels[i].1 / t.pause_run_divisor,
         };
-        let reached = |i: usize| self.above_runs[i] >= needed(i) && !draining(i);
-        let above = reached(0) || ((reached(1) || reached(2)) && exponential);
+        // (The runs' lengths first: a run long enough is rare, and only
+        // then is the drain judged.)
+        let long = |i: usize| self.above_runs[i] >= needed(i);
+        let above = (long(0) && !draining(0))
+            || (exponential && ((long(1) && !draining(1)) || (long(2) && !draining(2))));
         above || beyond || self.below_run >= t.below_run || self.breached(r, free, t)
     }
 
