@@ -1647,8 +1647,25 @@ impl Estimator {
 
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
     /// above 2 % of the period that does not divide it means a quantised
-    /// clock whose grid the floor would follow.
+    /// clock whose grid the floor would follow. Once both gcds are fine
+    /// and no soft tick is awaited (the steady path) there is nothing to
+    /// do, which one inline test tells; the work is out of line.
+    #[inline(always)]
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
+        let t = &self.cfg.tuning;
+        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * t.coarse_tick);
+        let c = &self.clock;
+        if c.soft_wait > 0
+            || (gap > 0
+                && (c.near_tick == 0 || c.tick == 0 || coarse(c.near_tick) || coarse(c.tick)))
+        {
+            self.note_gap_work(gap, period);
+        }
+    }
+
+    /// [`Self::note_gap`] when there is work to do.
+    #[inline(never)]
+    fn note_gap_work(&mut self, gap: i64, period: Option<f64>) {
         // The gcd only shrinks: once below 2 % of the period it stays there
         // and is no longer worth computing.
         let t = self.cfg.tuning;
