@@ -796,7 +796,9 @@ impl Estimator {
                 self.out.forget();
                 self.last_arrival = None;
                 since_last = None;
-            } else if gap > self.cfg.window.as_nanos() {
+            } else if gap > self.cfg.window.as_nanos()
+                && !(index.is_none() && self.jitter_reaches(q))
+            {
                 let by_gap = self.gap_periods(gap);
                 match index.and_then(|i| self.counter_periods(i, by_gap)) {
                     // A counter too wide to have wrapped in the gap numbers
@@ -1201,6 +1203,43 @@ impl Estimator {
             Some(p) => ((gap as f64 / p).round() as i64).clamp(1, 1 << 40),
             None => 1,
         }
+    }
+
+    /// Whether an arrival after a gap longer than the window is still within
+    /// the reach of the jitter the stream has shown, numbered right after
+    /// the last sample: where the arrival gaps show a jitter spanning
+    /// periods, its residual on the floor is under `Tuning::restart_reach`
+    /// times the largest residual of a free (not queued) point in the
+    /// history. Under exponential or heavy-tailed delays of several periods
+    /// one long delay makes such a gap, and the samples queued behind it
+    /// come in a burst; a restart threw the line away for it, numbered the
+    /// delay as losses and laid the young line on the delayed arrivals,
+    /// periods late until the floor came back (and the next long delay
+    /// restarted it again before the statistics were ever complete). Kept,
+    /// the line numbers the sample like any late one (`infer_number`). A
+    /// jitter under a period (no wide jitter) and a pause beyond what the
+    /// stream has shown restart as before. Rare (a gap longer than the
+    /// window): the history is scanned.
+    #[cold]
+    fn jitter_reaches(&self, q: i64) -> bool {
+        if !self.fit.wide_jitter() {
+            return false;
+        }
+        let (Some(p), Some(n), Some(line)) = (
+            self.period_f(),
+            self.last_n,
+            self.floor_line(self.period_f()),
+        ) else {
+            return false;
+        };
+        let shown = self
+            .fit
+            .points()
+            .filter(|pt| !pt.queued)
+            .map(|pt| line.residual(pt.n, pt.q))
+            .fold(0.0f64, f64::max);
+        let _ = p;
+        line.residual(n.saturating_add(1), q) < self.cfg.tuning.restart_reach * shown
     }
 
     /// A gap longer than the window or a step back of the clock: forget the
