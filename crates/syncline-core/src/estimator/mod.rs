@@ -1691,15 +1691,17 @@ impl Estimator {
         }
     }
 
-    /// Whether the samples' phase on a grid of `tick` ns goes round at
-    /// least `Tuning::tick_phase_turns` times over the window at period `p`:
+    /// Whether the samples' phase on a grid of `tick` ns (at most
+    /// `Tuning::quant_max_tick_periods` periods) goes round at least
+    /// `Tuning::tick_phase_turns` times over the window at period `p`:
     /// the phase moves by the period's distance to a whole number of ticks
     /// at each sample. Where it barely moves, every sample sits at about
     /// the same phase of the grid, a nearly constant offset.
     fn phase_turns(&self, tick: f64, p: f64) -> bool {
         let f = (p / tick).fract();
         let samples = self.cfg.window.as_nanos() as f64 / p;
-        f.min(1.0 - f) * samples >= self.cfg.tuning.tick_phase_turns
+        tick <= self.cfg.tuning.quant_max_tick_periods * p
+            && f.min(1.0 - f) * samples >= self.cfg.tuning.tick_phase_turns
     }
 
     /// Tries the phases of the fit's arrivals on each of [`HOST_TICKS`]

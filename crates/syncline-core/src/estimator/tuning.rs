@@ -540,6 +540,13 @@ pub struct Tuning {
     /// (`scripts/family_draws.py --kinds quantised --seed 5 --draws 40`) 4 turns leaves 3 above
     /// Rock's RMS against 4 with the band, the strict target met on 32 against 30.
     pub tick_phase_turns: f64,
+    /// A tick of more periods than this is not fitted as quantised: about as many samples share
+    /// each stamp, all but the last of them queued, and the quantised likelihood on the few left
+    /// pins the line worse than the floor or least squares do on all of them (a 15.625 ms tick
+    /// under a 0.657 ms period, `scripts/family_draws.py --kinds quantised --seed 7 --first 5
+    /// --draws 1`: 2.7 ms RMS as quantised, 57 us otherwise, Rock 4.4 ms). 20 is where the
+    /// former band of `tick_phase_turns` stopped.
+    pub quant_max_tick_periods: f64,
     /// How far (ns) an arrival stamp may lie off its clock's tick, so that gaps of whole ticks
     /// still share it (`quant::near_gcd`): a stamp read on a µs clock (`timeval`) or carried in
     /// an `f64` of ns since 1970 (256 ns steps) misses the tick by up to this. Measured on the
@@ -741,6 +748,7 @@ impl Default for Tuning {
             coarse_tick: 0.02,
             coarse_tick_gaps: 8,
             tick_phase_turns: 4.0,
+            quant_max_tick_periods: 20.0,
             tick_stamp_error_ns: 1_000.0,
             tick_stamp_share: 0.1,
             ref_dev_start: 0.25 / 6.0,
