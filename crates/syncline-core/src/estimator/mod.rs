@@ -1685,10 +1685,11 @@ impl Estimator {
     }
 
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
-    /// above 2 % of the period that does not divide it means a quantised
-    /// clock whose grid the floor would follow. Once both gcds are fine
-    /// and no soft tick is awaited (the steady path) there is nothing to
-    /// do, which one inline test tells; the work is out of line.
+    /// above 2 % of the period on which the samples' phase goes round
+    /// ([`Self::phase_turns`]) means a quantised clock whose grid the floor
+    /// would follow. Once both gcds are fine and no soft tick is awaited
+    /// (the steady path) there is nothing to do, which one inline test
+    /// tells; the work is out of line.
     #[inline(always)]
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
         let t = &self.cfg.tuning;
@@ -1721,12 +1722,17 @@ impl Estimator {
             if let Some(p) = period {
                 // A tick that divides the period puts every sample at the
                 // same phase of the grid (a constant offset, harmless); a
-                // tick that does not makes the floor follow the grid.
+                // tick on which the phase goes round makes the floor
+                // follow the grid.
+                // The phase is tested at the expected period where there
+                // is one: a floor that follows the grid takes its slope
+                // from the grid (a tick within a few % of the period), and
+                // the period it fits would say that the phase stands still.
                 let tick = self.clock.tick as f64;
-                let phase = (p / tick).fract();
+                let p = self.expected.unwrap_or(p);
                 self.fit.quantised_tick = (self.clock.gaps >= t.coarse_tick_gaps
                     && tick >= p * t.coarse_tick
-                    && (t.tick_phase_min..t.tick_phase_max).contains(&phase))
+                    && self.phase_turns(tick, p))
                 .then_some(tick);
                 if !coarse(self.clock.tick) {
                     self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
@@ -1739,6 +1745,19 @@ impl Estimator {
                 self.soft_tick(period);
             }
         }
+    }
+
+    /// Whether the samples' phase on a grid of `tick` ns (at most
+    /// `Tuning::quant_max_tick_periods` periods) goes round at least
+    /// `Tuning::tick_phase_turns` times over the window at period `p`:
+    /// the phase moves by the period's distance to a whole number of ticks
+    /// at each sample. Where it barely moves, every sample sits at about
+    /// the same phase of the grid, a nearly constant offset.
+    fn phase_turns(&self, tick: f64, p: f64) -> bool {
+        let f = (p / tick).fract();
+        let samples = self.cfg.window.as_nanos() as f64 / p;
+        tick <= self.cfg.tuning.quant_max_tick_periods * p
+            && f.min(1.0 - f) * samples >= self.cfg.tuning.tick_phase_turns
     }
 
     /// Tries the phases of the fit's arrivals on each of [`HOST_TICKS`]
@@ -1795,11 +1814,7 @@ impl Estimator {
         };
         let Some(tick) = HOST_TICKS
             .into_iter()
-            .filter(|&t| {
-                t >= p * self.cfg.tuning.coarse_tick
-                    && (self.cfg.tuning.tick_phase_min..self.cfg.tuning.tick_phase_max)
-                        .contains(&(p / t).fract())
-            })
+            .filter(|&t| t >= p * self.cfg.tuning.coarse_tick && self.phase_turns(t, p))
             .find(|&t| gathered(t))
         else {
             return;

@@ -4028,3 +4028,99 @@ fn a_delay_longer_than_the_window_under_wide_jitter_is_no_pause() {
         "{restarts} restarts, {late} samples off: {report:#?}"
     );
 }
+
+/// Quantised arrival clocks whose tick lies within 1-5 % of a whole
+/// divisor of the period (`scripts/family_draws.py --kinds quantised --seed
+/// 2 --first 28 --draws 1`: a 1 ms tick under a 0.963 ms period): the
+/// samples' phase on the grid moves by 1-5 % of a tick per sample and goes
+/// round every 20-100 samples, tens of times over the window. Taken as a
+/// constant offset (a fixed band of the period's fractional part in ticks,
+/// 0.05-0.95), the floor followed the grid's sawtooth (2.46 x Rock's RMS on
+/// that draw): all 16 streams here were above a tenth of the tick, 15 of
+/// them further than now. Fitted as quantised (`Tuning::tick_phase_turns`,
+/// the phase tested at the expected period, not at the fitted one that a
+/// floor on the grid takes from the tick), 11 are below it; 5 stay above
+/// it at 0.24-0.7 of a tick, where the tick is within 1-4 % of the period
+/// itself (not explained yet). Latency 0.1-2 ms, exponential delays of
+/// mean 5-30 % of the period, delivered in order.
+#[test]
+fn a_tick_near_a_divisor_of_the_period_is_quantised() {
+    let failed: Vec<String> = (1..=16u64)
+        .filter_map(|seed| {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            // 0.5-5 ms, 1-3 ticks a period give or take 1-5 % of a tick.
+            let p = (5e5 * 10f64.powf(rng.next())) as i64;
+            let k = 1 + (3.0 * rng.next()) as i64;
+            let sign = if rng.next() < 0.5 { -1.0 } else { 1.0 };
+            let f = sign * (0.01 + 0.04 * rng.next());
+            let tick = (p as f64 / (k as f64 + f)) as i64;
+            let phase = (rng.next() * tick as f64) as i64;
+            let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
+            let mean = (0.05 + 0.25 * rng.next()) * p as f64;
+            let rate = 1.0 + 40e-6 * (rng.next() - 0.5);
+            let mut last = i64::MIN;
+            let s: Vec<(i64, i64)> = (0..1500i64)
+                .map(|n| {
+                    let t = T0 + (n as f64 * p as f64 * rate) as i64;
+                    let ready = (t + latency + rng.exp(mean)).max(last);
+                    last = ready;
+                    (t, ((ready - phase).div_euclid(tick) + 1) * tick + phase)
+                })
+                .collect();
+            let mut e = est(Some(p));
+            let rms = debiased_rms(&errors(&mut e, &s)[150..]);
+            let mode = e.status().mode;
+            (mode != FitMode::Quantised || rms > 0.1 * tick as f64).then(|| {
+                format!(
+                    "seed {seed}: period {p} ns, tick {tick} ns ({f:+.3}), mean delay {mean:.0} ns: {mode:?}, rms {:.1} us",
+                    rms / 1e3
+                )
+            })
+        })
+        .collect();
+    assert!(failed.len() <= 5, "{failed:#?}");
+}
+
+/// Arrival clocks whose tick spans 25-60 periods
+/// (`Tuning::quant_max_tick_periods`; `scripts/family_draws.py --kinds
+/// quantised --seed 7 --first 5 --draws 1`: a 15.625 ms tick under a 0.657
+/// ms period): tens of samples share each stamp and all but the last are
+/// queued. Fitted as quantised, that draw was 2.7 ms RMS (57 us otherwise,
+/// Rock 4.4 ms): such a clock is left to the floor and least squares.
+/// Without the limit 4 of these 12 streams were fitted as quantised, each
+/// worse than it is now (seed 1: 5.9 ms RMS against 37 us). Latency 0.1-2
+/// ms, exponential delays of mean 2-10 % of the period, delivered in order.
+/// (Several of them are still at ms errors: not explained yet.)
+#[test]
+fn a_tick_of_many_periods_is_not_fitted_as_quantised() {
+    let failed: Vec<String> = (1..=12u64)
+        .filter_map(|seed| {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let p = (5e5 * 4f64.powf(rng.next())) as i64;
+            let tick = ((25.0 + 35.0 * rng.next()) * p as f64) as i64;
+            let phase = (rng.next() * tick as f64) as i64;
+            let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
+            let mean = (0.02 + 0.08 * rng.next()) * p as f64;
+            let rate = 1.0 + 40e-6 * (rng.next() - 0.5);
+            let mut last = i64::MIN;
+            let s: Vec<(i64, i64)> = (0..3000i64)
+                .map(|n| {
+                    let t = T0 + (n as f64 * p as f64 * rate) as i64;
+                    let ready = (t + latency + rng.exp(mean)).max(last);
+                    last = ready;
+                    (t, ((ready - phase).div_euclid(tick) + 1) * tick + phase)
+                })
+                .collect();
+            let mut e = est(Some(p));
+            let rms = debiased_rms(&errors(&mut e, &s)[300..]);
+            let mode = e.status().mode;
+            (mode == FitMode::Quantised).then(|| {
+                format!(
+                    "seed {seed}: period {p} ns, tick {tick} ns: {mode:?}, rms {:.1} us",
+                    rms / 1e3
+                )
+            })
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}

@@ -538,13 +538,28 @@ pub struct Tuning {
     /// Arrival gaps before their gcd is trusted as the clock's tick: a few gaps can share a
     /// divisor by chance.
     pub coarse_tick_gaps: u32,
-    /// A coarse tick matters only while the period is not a whole number of ticks: the period's
-    /// fractional part in ticks must lie between `tick_phase_min` and `tick_phase_max`. A tick
-    /// that divides the period (within 5 %) puts every sample at the same phase of the grid, a
-    /// constant offset the floor absorbs.
-    pub tick_phase_min: f64,
-    /// See `tick_phase_min`.
-    pub tick_phase_max: f64,
+    /// A coarse tick matters only where the samples' phase on its grid goes round: by `f` of a
+    /// tick per sample (`f` the period's distance to a whole number of ticks, in ticks), so
+    /// `f · window / period` times over the window. From this many turns on the fit takes the
+    /// arrivals as quantised (`Estimator::phase_turns`); below it the phase barely moves over the
+    /// history, a nearly constant offset that the floor or least squares absorb, and the
+    /// quantised likelihood, whose samples then do not cover the tick, pins the line no better.
+    /// It replaces a fixed band (the period's fractional part in ticks within 0.05-0.95), which
+    /// left out ticks within 5 % of a divisor of the period however fast the phase turned (a
+    /// 1 ms tick under a 0.963 ms period turns every 27 samples, 190 times in 5 s: the floor
+    /// followed the sawtooth, 2.46 x Rock's RMS, 0.06 x as quantised) and took in slow sensors
+    /// whose phase turns once or twice in the window (15.625 ms ticks under 200-330 ms periods:
+    /// 0.45-1.76 x Rock's RMS as quantised, 0.22-0.36 x without). On 40 quantised family draws
+    /// (`scripts/family_draws.py --kinds quantised --seed 5 --draws 40`) 4 turns leaves 3 above
+    /// Rock's RMS against 4 with the band, the strict target met on 32 against 30.
+    pub tick_phase_turns: f64,
+    /// A tick of more periods than this is not fitted as quantised: about as many samples share
+    /// each stamp, all but the last of them queued, and the quantised likelihood on the few left
+    /// pins the line worse than the floor or least squares do on all of them (a 15.625 ms tick
+    /// under a 0.657 ms period, `scripts/family_draws.py --kinds quantised --seed 7 --first 5
+    /// --draws 1`: 2.7 ms RMS as quantised, 57 us otherwise, Rock 4.4 ms). 20 is where the
+    /// former band of `tick_phase_turns` stopped.
+    pub quant_max_tick_periods: f64,
     /// How far (ns) an arrival stamp may lie off its clock's tick, so that gaps of whole ticks
     /// still share it (`quant::near_gcd`): a stamp read on a µs clock (`timeval`) or carried in
     /// an `f64` of ns since 1970 (256 ns steps) misses the tick by up to this. Measured on the
@@ -746,8 +761,8 @@ impl Default for Tuning {
             quant_newton_tol_ns: 100.0,
             coarse_tick: 0.02,
             coarse_tick_gaps: 8,
-            tick_phase_min: 0.05,
-            tick_phase_max: 0.95,
+            tick_phase_turns: 4.0,
+            quant_max_tick_periods: 20.0,
             tick_stamp_error_ns: 1_000.0,
             tick_stamp_share: 0.1,
             ref_dev_start: 0.25 / 6.0,
