@@ -115,6 +115,7 @@ impl Changes {
     /// (oldest first) for the slope test of a period step ([`SlopeSteps`]);
     /// `period` is the line's slope. Returns how many of the newest points
     /// to keep when the period stepped.
+    #[inline(always)]
     pub fn slope_step(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         self.slope.observe(pts, period, t)
     }
@@ -217,8 +218,11 @@ impl Changes {
             0 => t.above_levels[i].1,
             _ => t.above_levels[i].1 / t.pause_run_divisor,
         };
-        let reached = |i: usize| self.above_runs[i] >= needed(i) && !draining(i);
-        let above = reached(0) || ((reached(1) || reached(2)) && exponential);
+        // (The runs' lengths first: a run long enough is rare, and only
+        // then is the drain judged.)
+        let long = |i: usize| self.above_runs[i] >= needed(i);
+        let above = (long(0) && !draining(0))
+            || (exponential && ((long(1) && !draining(1)) || (long(2) && !draining(2))));
         let earlier = self.below_run >= t.below_run || self.breached(r, free, t);
         self.level_kept = !above;
         above || beyond || earlier
@@ -432,6 +436,7 @@ impl SlopeSteps {
     /// (oldest first); `period` is the line's slope. Returns, when the
     /// slope changed, how many of the newest history points span the
     /// window that found it (the change lies within them).
+    #[inline(always)]
     pub fn observe(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         if period.is_nan() || period <= 0.0 || t.step_t <= 0.0 {
             return None;
@@ -459,6 +464,15 @@ impl SlopeSteps {
         if self.in_block < self.block_len {
             return None;
         }
+        self.end_block(pts, period, t)
+    }
+
+    /// A block of free samples is full (every `block_len`-th free sample):
+    /// it goes into the windows' halves, and the windows that filled one
+    /// are tested. Out of line: the samples in between only add to the
+    /// block.
+    #[inline(never)]
+    fn end_block(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         self.in_block = 0;
         // The block into every window length's half; those that filled a
         // half are tested, in the order of `Tuning::step_windows`.

@@ -190,6 +190,32 @@ fn hull_push_to(hull: &mut Vec<(i64, i64)>, x: i64, y: i64) {
     hull.push((x, y));
 }
 
+/// Over the free points of `pts`, with their residuals above the floor
+/// (`residual`): how many lie below `lim`, with the sum and the sum of
+/// squares of those residuals, and how many lie within `near_lim` of
+/// `centre` (see `LineFit::rebuild`).
+#[inline(always)]
+fn residual_stats(
+    pts: &[Point],
+    centre: f64,
+    near_lim: f64,
+    lim: f64,
+    residual: impl Fn(&Point) -> f64,
+) -> (usize, usize, f64, f64) {
+    let (mut k, mut near) = (0usize, 0usize);
+    let (mut sum, mut ss) = (0.0f64, 0.0f64);
+    for p in pts.iter().filter(|p| !p.queued) {
+        let r = residual(p);
+        near += usize::from((r - centre).abs() < near_lim);
+        if r < lim {
+            k += 1;
+            sum += r;
+            ss += r * r;
+        }
+    }
+    (k, near, sum, ss)
+}
+
 /// A bounded history of points with a floor (hull) fit and a least-squares fit.
 #[derive(Debug, Clone)]
 pub(crate) struct LineFit {
@@ -759,9 +785,13 @@ impl LineFit {
             self.trim(p.q, max_span, self.cap);
             self.rebuild_now();
         } else {
-            self.refresh_lines(false);
+            let moved = self.refresh_lines(false);
             self.refit_quantised();
-            self.active = self.active_now();
+            // The hull mode's line is the floor (plus the offset, which
+            // only a rebuild changes): recomputed only when the floor moved.
+            if moved || self.mode != FitMode::Hull {
+                self.active = self.active_now();
+            }
         }
         true
     }
@@ -907,16 +937,24 @@ impl LineFit {
         let cnt = i64::try_from(self.pts.len()).unwrap_or(i64::MAX);
         // Each offset below 2^20 and at most 2^20 points: a plain sum
         // cannot overflow.
-        let sx = if small {
-            pts.iter().fold(0i64, |s, p| s.wrapping_add(rel(p).0))
+        // The history's sum of offsets and its free points' count and sum,
+        // in one pass (branch-free on the steady path).
+        let (sx, free_cnt, free_sx) = if small {
+            pts.iter().fold((0i64, 0i64, 0i64), |(s, c, fs), p| {
+                let (x, free) = (p.n.wrapping_sub(first.n), i64::from(!p.queued));
+                (s.wrapping_add(x), c + free, fs.wrapping_add(x * free))
+            })
         } else {
-            pts.iter().fold(0i64, |s, p| s.saturating_add(rel(p).0))
+            pts.iter().fold((0i64, 0i64, 0i64), |(s, c, fs), p| {
+                let x = rel(p).0;
+                match p.queued {
+                    true => (s.saturating_add(x), c, fs),
+                    false => (s.saturating_add(x), c + 1, fs.saturating_add(x)),
+                }
+            })
         };
         (self.hull_cnt, self.hull_sx) = (cnt, sx);
-        let free = pts.iter().filter(|p| !p.queued);
-        (self.free_cnt, self.free_sx) = free.fold((0i64, 0i64), |(c, s), p| {
-            (c + 1, s.saturating_add(rel(p).0))
-        });
+        (self.free_cnt, self.free_sx) = (free_cnt, free_sx);
         // The history only lost points at the front since the old hull was
         // built (plus points after `hulled`, not in it). The old hull's
         // vertices from the first one still in the history on are the
@@ -940,8 +978,17 @@ impl LineFit {
         };
         match reuse {
             Some((h, i, v_n)) => {
-                for p in pts.iter().take_while(|p| p.n < v_n) {
-                    push(&mut self.hull, rel(p));
+                let before = pts.iter().take_while(|p| p.n < v_n);
+                if small {
+                    // (The range check hoisted out of the longest chain.)
+                    for p in before {
+                        let (x, y) = (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q));
+                        hull_push_small(&mut self.hull, x, y);
+                    }
+                } else {
+                    for p in before {
+                        push(&mut self.hull, rel(p));
+                    }
                 }
                 for &(x, y) in &self.spare[i..] {
                     let p = Point {
@@ -977,8 +1024,6 @@ impl LineFit {
             f.n0.saturating_sub(first.n) as f64,
             f.q0.saturating_sub(first.q) as f64,
         );
-        let (mut k, mut near, mut free) = (0usize, 0usize, 0usize);
-        let (mut sum, mut ss) = (0.0f64, 0.0f64);
         let residual = |p: &Point| {
             let (x, y) = rel(p);
             (x, y, (y as f64 - fy) - f.slope * (x as f64 - fx))
@@ -1010,16 +1055,18 @@ impl LineFit {
             None => (half, half),
         };
         self.shown_reach = lim;
-        for p in self.pts.iter().filter(|p| !p.queued) {
-            let (_, _, r) = residual(p);
-            free += 1;
-            near += usize::from((r - centre).abs() < near_lim);
-            if r < lim {
-                k += 1;
-                sum += r;
-                ss += r * r;
-            }
-        }
+        let pts = self.pts.as_slice();
+        // The same residuals, with the offsets' range check hoisted out of
+        // the pass.
+        let (k, near, sum, ss) = if small {
+            residual_stats(pts, centre, near_lim, lim, |p| {
+                let (x, y) = (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q));
+                (y as f64 - fy) - f.slope * (x as f64 - fx)
+            })
+        } else {
+            residual_stats(pts, centre, near_lim, lim, |p| residual(p).2)
+        };
+        let free = self.free_len();
         // A history whose points are mostly not where they gather (within
         // half a period: a quarter took uniform delays of 0.8 periods, 31 %
         // of them within a quarter of the floor, for a mix and cut the
@@ -1229,9 +1276,11 @@ impl LineFit {
     }
 
     /// Recomputes the floor (centroid edge of the hull) and the LS line.
+    /// Returns whether the floor may have moved (false: it is as it was).
     #[inline(always)]
-    fn refresh_lines(&mut self, with_ls: bool) {
+    fn refresh_lines(&mut self, with_ls: bool) -> bool {
         let h = self.hull.len();
+        let mut moved = true;
         if h < 2 || self.hull_cnt <= 0 {
             self.floor = None;
         } else {
@@ -1263,7 +1312,8 @@ impl LineFit {
             }
             self.edge = i;
             let pts = (self.hull[i - 1], self.hull[i]);
-            if self.floor.is_none() || pts != self.edge_pts {
+            moved = self.floor.is_none() || pts != self.edge_pts;
+            if moved {
                 self.edge_pts = pts;
                 let ((ax, ay), (bx, by)) = pts;
                 self.floor = (bx > ax).then(|| Line {
@@ -1276,7 +1326,7 @@ impl LineFit {
         }
         self.ls = None;
         if !with_ls && self.mode != FitMode::LeastSquares {
-            return;
+            return moved;
         }
         let LsSums {
             cnt,
@@ -1301,6 +1351,7 @@ impl LineFit {
                 });
             }
         }
+        moved
     }
 }
 

@@ -799,7 +799,9 @@ impl Estimator {
                 self.out.forget();
                 self.last_arrival = None;
                 since_last = None;
-            } else if gap > self.cfg.window.as_nanos() {
+            } else if gap > self.cfg.window.as_nanos()
+                && !(index.is_none() && self.jitter_reaches(q))
+            {
                 let by_gap = self.gap_periods(gap);
                 match index.and_then(|i| self.counter_periods(i, by_gap)) {
                     // A counter too wide to have wrapped in the gap numbers
@@ -1204,6 +1206,43 @@ impl Estimator {
             Some(p) => ((gap as f64 / p).round() as i64).clamp(1, 1 << 40),
             None => 1,
         }
+    }
+
+    /// Whether an arrival after a gap longer than the window is still within
+    /// the reach of the jitter the stream has shown, numbered right after
+    /// the last sample: where the arrival gaps show a jitter spanning
+    /// periods, its residual on the floor is under `Tuning::restart_reach`
+    /// times the largest residual of a free (not queued) point in the
+    /// history. Under exponential or heavy-tailed delays of several periods
+    /// one long delay makes such a gap, and the samples queued behind it
+    /// come in a burst; a restart threw the line away for it, numbered the
+    /// delay as losses and laid the young line on the delayed arrivals,
+    /// periods late until the floor came back (and the next long delay
+    /// restarted it again before the statistics were ever complete). Kept,
+    /// the line numbers the sample like any late one (`infer_number`). A
+    /// jitter under a period (no wide jitter) and a pause beyond what the
+    /// stream has shown restart as before. Rare (a gap longer than the
+    /// window): the history is scanned.
+    #[cold]
+    fn jitter_reaches(&self, q: i64) -> bool {
+        if !self.fit.wide_jitter() {
+            return false;
+        }
+        let (Some(p), Some(n), Some(line)) = (
+            self.period_f(),
+            self.last_n,
+            self.floor_line(self.period_f()),
+        ) else {
+            return false;
+        };
+        let shown = self
+            .fit
+            .points()
+            .filter(|pt| !pt.queued)
+            .map(|pt| line.residual(pt.n, pt.q))
+            .fold(0.0f64, f64::max);
+        let _ = p;
+        line.residual(n.saturating_add(1), q) < self.cfg.tuning.restart_reach * shown
     }
 
     /// A gap longer than the window or a step back of the clock: forget the
@@ -1650,8 +1689,25 @@ impl Estimator {
 
     /// Tracks the arrival clock's tick: the gcd of the arrival gaps. A tick
     /// above 2 % of the period that does not divide it means a quantised
-    /// clock whose grid the floor would follow.
+    /// clock whose grid the floor would follow. Once both gcds are fine
+    /// and no soft tick is awaited (the steady path) there is nothing to
+    /// do, which one inline test tells; the work is out of line.
+    #[inline(always)]
     fn note_gap(&mut self, gap: i64, period: Option<f64>) {
+        let t = &self.cfg.tuning;
+        let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * t.coarse_tick);
+        let c = &self.clock;
+        if c.soft_wait > 0
+            || (gap > 0
+                && (c.near_tick == 0 || c.tick == 0 || coarse(c.near_tick) || coarse(c.tick)))
+        {
+            self.note_gap_work(gap, period);
+        }
+    }
+
+    /// [`Self::note_gap`] when there is work to do.
+    #[inline(never)]
+    fn note_gap_work(&mut self, gap: i64, period: Option<f64>) {
         // The gcd only shrinks: once below 2 % of the period it stays there
         // and is no longer worth computing.
         let t = self.cfg.tuning;

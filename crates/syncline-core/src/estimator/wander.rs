@@ -279,7 +279,7 @@ impl Wander {
     /// while the screen's ratio is at least `Tuning::wander_screen_ratio` or the tracker
     /// is in use. On a stream that fits a line this is all the cost: two
     /// differences, a store and a few moves.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, p: Point) -> bool {
         let Point { n, q, queued } = p;
         // The lag-1 difference with the ring's two newest samples.

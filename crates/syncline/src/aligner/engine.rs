@@ -457,10 +457,26 @@ impl<O> Engine<O> {
 
     /// The next release: `(lane, stamp)`, `None` once every input ended and
     /// everything was released.
+    ///
+    /// Inlined into the drivers' loops up to the core's release: a release
+    /// the core has ready costs no call into the engine (most releases of a
+    /// replay); the rest is [`poll_release_slow`](Self::poll_release_slow).
+    #[inline]
     pub(super) fn poll_release(
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(usize, Timestamp)>> {
+        if let Some(r) = self.core.poll_release() {
+            self.since_status += 1;
+            return Poll::Ready(Some((r.stream.slot(), r.sample.stamp)));
+        }
+        self.poll_release_slow(cx)
+    }
+
+    /// [`poll_release`](Self::poll_release) once the core has nothing
+    /// ready: takes in inputs, commands and timer events until it has.
+    #[inline(never)]
+    fn poll_release_slow(&mut self, cx: &mut Context<'_>) -> Poll<Option<(usize, Timestamp)>> {
         loop {
             if let Some(r) = self.core.poll_release() {
                 self.since_status += 1;
