@@ -88,6 +88,9 @@ pub(super) struct Changes {
     beyond_run: (u32, f64, f64),
     /// The slope test of a period step.
     slope: SlopeSteps,
+    /// The change [`Self::observe`] told last leaves the estimates' level
+    /// as it was (see [`Self::level_kept`]).
+    level_kept: bool,
 }
 
 impl Changes {
@@ -220,7 +223,22 @@ impl Changes {
         let long = |i: usize| self.above_runs[i] >= needed(i);
         let above = (long(0) && !draining(0))
             || (exponential && ((long(1) && !draining(1)) || (long(2) && !draining(2))));
-        above || beyond || self.below_run >= t.below_run || self.breached(r, free, t)
+        let earlier = self.below_run >= t.below_run || self.breached(r, free, t);
+        self.level_kept = !above;
+        above || beyond || earlier
+    }
+
+    /// Whether the change [`Self::observe`] told last leaves the
+    /// estimates' level above the floor as it was: one told by arrivals
+    /// coming earlier than the line (a run below it, the floor's
+    /// breaches: a shorter period, a step down of the latency) or rising
+    /// steadily beyond the jitter's reach (a longer period) moved the
+    /// line, not the delays about it, which keep their law and their mean
+    /// (see `LineFit::cut`). A run of samples far above the line can be a
+    /// backlog still draining, whose delays a line fitted afresh would
+    /// carry: the output is then placed at the floor again.
+    pub fn level_kept(&self) -> bool {
+        self.level_kept
     }
 
     /// Whether breaches of the live floor are under way: at least

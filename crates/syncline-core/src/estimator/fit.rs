@@ -619,13 +619,29 @@ impl LineFit {
 
     /// Keeps only the newest `keep` points and rebuilds.
     pub fn keep_last(&mut self, keep: usize) {
+        self.cut(keep, true);
+    }
+
+    /// Keeps only the newest `keep` points after a change; `relevel`: the
+    /// least-squares output is placed at the floor afresh once the
+    /// statistics are valid again ([`Self::relevel`]). Without it the
+    /// output keeps its offset below the least-squares line: after a step
+    /// of the period alone, whose delays are those of before (the same
+    /// latency, the same jitter law), the line fitted afresh runs through
+    /// the same mean delay, and the output stays at the level of before
+    /// as that line settles. Placing it at the floor of the few points
+    /// after the cut moved the level of every later estimate by that
+    /// floor's error (period_step draws of `scripts/family_draws.py`: a
+    /// 137 ms period under uniform delays of 41 ms, 14 ms for the rest of
+    /// the stream).
+    pub fn cut(&mut self, keep: usize, relevel: bool) {
         while self.pts.len() > keep {
             self.pts.pop_front();
         }
         // A cut follows a change: the quantised output's old offset no
-        // longer holds, nor does the least-squares output's.
+        // longer holds.
         self.quant.resync();
-        self.relevel_pending = true;
+        self.relevel_pending |= relevel;
         self.rebuild_now();
     }
 
@@ -1212,18 +1228,30 @@ impl LineFit {
         self.mode = want;
     }
 
-    /// Places a least-squares output at the floor of the newest point, as
-    /// a switch from the hull mode does. After a cut: the offset kept from
-    /// before it measured the old line's height above the old floor, and a
-    /// line fitted afresh (a stream that drains stalls over a link lifts it
-    /// by the backlog it holds) can lie at another; the difference would
-    /// stay in every estimate for as long as the mode lasts.
+    /// Places a least-squares output at the floor after a cut: the offset
+    /// kept from before it measured the old line's height above the old
+    /// floor, and a line fitted afresh (a stream that drains stalls over a
+    /// link lifts it by the backlog it holds) can lie at another; the
+    /// difference would stay in every estimate for as long as the mode
+    /// lasts.
+    ///
+    /// The two lines are compared under the free points' centroid, where
+    /// the floor is fitted (its edge is the one under the centroid, see
+    /// [`Self::refresh_lines`]) and the least-squares line passes, not at
+    /// the newest point: a floor on the few points after a cut has a
+    /// slope of little precision, and its extension to the newest point
+    /// put the output 14 ms off (a 137 ms period, uniform delays of 41 ms,
+    /// 37 points; at the centroid 1.9 ms) for as long as the mode lasted.
     fn relevel(&mut self) {
         if self.mode != FitMode::LeastSquares {
             return;
         }
         let at = |l: Option<Line>, n| l.and_then(|l| l.eval(n));
-        if let Some(n) = self.pts.back().map(|p| p.n)
+        let centroid = match self.free_cnt {
+            0 => self.pts.back().map(|p| p.n),
+            c => Some(self.anchor_n.saturating_add(self.free_sx / c)),
+        };
+        if let Some(n) = centroid
             && let (Some(floor), Some(ls)) = (at(self.floor, n), at(self.ls, n))
         {
             self.out_offset = (floor - ls) as f64;

@@ -96,7 +96,10 @@
 //! [`Tuning`], with why it has its value. A latency every sample shares
 //! cannot be seen in arrival times and stays in the estimates (less the
 //! configured minimum latency; under symmetric jitter, the floor's level
-//! as of the switch into least squares or the last detected change).
+//! as of the switch into least squares or the last change told by a run
+//! of samples far above the line: a period step, or arrivals coming
+//! earlier than the line, leave the delays' law and the level as they
+//! were, `Changes::level_kept`).
 //! `docs/stamp.md` is the user's guide.
 //!
 //! ```
@@ -1879,7 +1882,9 @@ impl Estimator {
 
     #[inline(always)]
     fn commit(&mut self, p: Point) {
-        let mut change = false;
+        // A change, and whether the estimates' level above the floor stays
+        // as it was across it (`Changes::level_kept`, `LineFit::cut`).
+        let (mut change, mut level_kept) = (false, false);
         let restore = if self.rate_divisor > 1
             && self.drain_watch.is_none()
             && self.loss_watch.is_none()
@@ -1933,6 +1938,7 @@ impl Estimator {
                 },
             };
             change = self.changes.observe(residuals, &self.cfg.tuning);
+            level_kept = change && self.changes.level_kept();
         }
         let step = p.n.wrapping_sub(self.committed_n);
         self.committed_n = p.n;
@@ -1974,7 +1980,7 @@ impl Estimator {
             && let Some(f) = self.fit.active()
             && let Some(s) = self.changes.slope_step(self.fit.history(), f.slope, t)
         {
-            (change, span) = (true, s);
+            (change, level_kept, span) = (true, true, s);
         }
         let keep = if change {
             changes::change_point(self.fit.history(), span, t.change_min_seg)
@@ -1995,7 +2001,7 @@ impl Estimator {
         if let Some((d, pivot)) = restore {
             self.restore_rate(d, pivot);
         } else if change {
-            self.fit.keep_last(keep);
+            self.fit.cut(keep, !level_kept);
             self.pulses.refs.keep_last(2);
             self.pulses.summarise(&self.fit);
             self.forget_change_runs();
