@@ -20,6 +20,9 @@ pub(super) struct LossEvidence {
     pub loss: f64,
     /// Gaps confirmed as delays.
     pub stall: f64,
+    /// Gaps confirmed as pauses (samples lost beyond the stalls' spread,
+    /// on the line): they back the loss reading of the next gap as long.
+    pub pause: f64,
     /// Samples lost in the gaps counted in `loss` (scaled alike).
     pub lost: f64,
     /// Announced losses that showed up as gaps (scaled like the evidence).
@@ -37,7 +40,8 @@ impl LossEvidence {
 
     /// Halves the gap evidence once it exceeds `cap`.
     pub fn cap(&mut self, cap: f64) {
-        if self.loss + self.stall > cap {
+        if self.loss + self.stall + self.pause > cap {
+            self.pause *= 0.5;
             self.loss *= 0.5;
             self.lost *= 0.5;
             self.stall *= 0.5;
@@ -255,6 +259,7 @@ impl Estimator {
                     (nl, nl)
                 }
                 Verdict::Paused => {
+                    self.evidence.pause += 1.0;
                     self.st.losses_detected += (nl - nd) as u64;
                     self.changes.watch_pause(self.cfg.tuning.pause_watch);
                     (nl, nl)
@@ -720,6 +725,7 @@ mod tests {
         let mut e = LossEvidence {
             loss: 40.0,
             stall: 30.0,
+            pause: 0.0,
             lost: 50.0,
             ann_used: 60.0,
             ann_false: 10.0,

@@ -800,7 +800,7 @@ impl Estimator {
                 self.last_arrival = None;
                 since_last = None;
             } else if gap > self.cfg.window.as_nanos()
-                && !(index.is_none() && self.jitter_reaches(q))
+                && !(index.is_none() && (self.jitter_reaches(q) || self.line_spans(gap)))
             {
                 let by_gap = self.gap_periods(gap);
                 match index.and_then(|i| self.counter_periods(i, by_gap)) {
@@ -1245,6 +1245,31 @@ impl Estimator {
         line.residual(n.saturating_add(1), q) < self.cfg.tuning.restart_reach * shown
     }
 
+    /// Whether the line, with its residual statistics, was fitted over a
+    /// span at least as long as a gap longer than the window: extrapolated
+    /// over the gap it is as good as over its own history, so the arrival
+    /// after the gap is numbered like any late one (`infer_number`, up to
+    /// the samples that span holds). A stall then costs its first sample
+    /// at most: the backlog queued behind it comes in a burst, each sample
+    /// numbered on the line. A pause is told by the next arrival, a period
+    /// later (`next_verdict`: paused on the line, or restarted on a new
+    /// phase). Restarted at once, every sample of a stall's backlog was
+    /// estimated at its arrival, up to 20 periods late (the `stalls` draws
+    /// of `scripts/family_draws.py` whose stalls outlast their window of
+    /// ten periods).
+    #[cold]
+    fn line_spans(&self, gap: i64) -> bool {
+        self.fit.stats_valid() && self.line_span() >= gap
+    }
+
+    /// The time the fit's history spans, ns.
+    fn line_span(&self) -> i64 {
+        match (self.fit.first(), self.fit.last()) {
+            (Some(a), Some(b)) => b.q.saturating_sub(a.q),
+            _ => 0,
+        }
+    }
+
     /// A gap longer than the window or a step back of the clock: forget the
     /// fits, keep the period and continue the numbering `periods` samples
     /// on.
@@ -1393,7 +1418,10 @@ impl Estimator {
                     && (!queued || self.announced > 0)
                     && r0 + self.loss_slack(p) > p =>
             {
-                let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
+                // (A gap longer than the window keeps the fits only
+                // within the span of their history, `line_spans`.)
+                let span = self.cfg.window.as_nanos().max(self.line_span());
+                let max_gap = (span as f64 / p).max(1.0);
                 let m = ((r0 + self.loss_slack(p)) / p).floor().min(max_gap);
                 (m as i64, r0 - m * p)
             }
@@ -1468,7 +1496,14 @@ impl Estimator {
         // periods, among as many samples as the fit holds. Negligible where
         // the jitter is well below a period.
         let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
-        let odds = (self.evidence.loss + self.cfg.tuning.prior_loss) * g
+        // A gap the next arrival would call a pause (beyond the stalls'
+        // spread) is a loss reading the pauses seen so far back too.
+        let pauses = if r_m + m_max as f64 * p > self.cfg.tuning.stall_spread * p {
+            self.evidence.pause
+        } else {
+            0.0
+        };
+        let odds = (self.evidence.loss + pauses + self.cfg.tuning.prior_loss) * g
             / ((self.evidence.stall + self.cfg.tuning.prior_delay) * h + on_time);
         // Odds of a loss against a delay, at least 2^(K − 2).
         let loss = odds >= loss_odds(self.cfg.loss_threshold);

@@ -3930,6 +3930,7 @@ fn restart_burst_stream(seed: u64) -> (i64, i64, String, usize, Vec<(i64, i64)>)
 /// loss_bursty --seed 2 --first 22 --draws 1` (4.13 x Rock's RMS).
 #[test]
 fn a_burst_of_losses_after_a_restart_is_numbered() {
+    let mut off_total = 0;
     let failed: Vec<String> = (1..=24u64)
         .filter_map(|seed| {
             let (p, window, what, at, samples) = restart_burst_stream(seed);
@@ -3942,12 +3943,19 @@ fn a_burst_of_losses_after_a_restart_is_numbered() {
                 .iter()
                 .filter(|&&x| (x - med).abs() > p / 2)
                 .count();
+            off_total += off;
             (off > 2).then(|| format!("seed {seed}, {what}: {off} samples periods off"))
         })
         .collect();
-    // (21 of these 24 were over before; the 6 still over are not
-    // explained yet.)
-    assert!(failed.len() <= 6, "{failed:#?}");
+    // 21 of these 24 were over before `infer_early` read such a gap.
+    // Since a gap longer than the window but within the span of the fit's
+    // history keeps the line (`Estimator::line_spans`), 7 are over with 96
+    // samples off in all (6 with 145 without it); the streams still over
+    // are not explained yet.
+    assert!(
+        failed.len() <= 7 && off_total <= 120,
+        "{off_total} samples off: {failed:#?}"
+    );
 }
 
 /// A stream under a jitter spanning several periods
@@ -4167,4 +4175,140 @@ fn a_tick_of_many_periods_is_not_fitted_as_quantised() {
         })
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// A slow sensor whose transport stalls for longer than the window
+/// (`scripts/family_draws.py`, kind `stalls`): a period of 0.5-1 s (a
+/// window of ten periods), a latency of 0.1-2 ms, exponential delays of
+/// mean 2-25 % of a period, and three stalls of 11-20 periods at random
+/// places, the samples held behind a stall delivered in a burst (in order,
+/// 20-60 us apart). The period, the window, a description, the index of
+/// each stall's first sample and `(time, arrival)` per sample.
+fn long_stall_stream(seed: u64) -> (i64, i64, String, Vec<usize>, Vec<(i64, i64)>) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let p = (5e8 * 2f64.powf(rng.next())) as i64;
+    let window = (10 * p).max(5_000_000_000);
+    let mean = (0.02 + 0.23 * rng.next()) * p as f64;
+    let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
+    let stalls: Vec<(usize, i64)> = (0..3)
+        .map(|i| {
+            let at = 80 + 100 * i + (60.0 * rng.next()) as usize;
+            (at, ((11.0 + 9.0 * rng.next()) * p as f64) as i64)
+        })
+        .collect();
+    let mut last = i64::MIN;
+    let samples = (0..400usize)
+        .map(|k| {
+            let t = T0 + k as i64 * p;
+            let stall = stalls.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
+            let q = (t + latency + rng.exp(mean) + stall)
+                .max(last + 20_000 + (40_000.0 * rng.next()) as i64);
+            last = q;
+            (t, q)
+        })
+        .collect();
+    let what = format!(
+        "period {p} ns, exponential jitter of mean {mean:.0} ns, stalls {:?}",
+        stalls.iter().map(|s| s.1 / p).collect::<Vec<_>>()
+    );
+    (
+        p,
+        window,
+        what,
+        stalls.iter().map(|s| s.0).collect(),
+        samples,
+    )
+}
+
+/// A stall longer than the window, on a line fitted over a longer span,
+/// keeps the line ([`long_stall_stream`], `Estimator::line_spans`): the
+/// backlog queued behind it is numbered on the line, so of each stall at
+/// most its first sample (estimated before the burst shows it was a stall)
+/// is half a period off. Restarted at the gap, every sample of the backlog
+/// was estimated at its arrival, up to 20 periods late: the five `stalls`
+/// draws of `scripts/family_draws.py --seed 2` that tied Rock (1.00-1.02 x
+/// its RMS: 207006, 207052, 207086, 207115, 207130) are now at 0.002-0.009 x.
+#[test]
+fn a_stall_longer_than_the_window_keeps_the_line() {
+    let mut report = Vec::new();
+    let mut off_total = 0usize;
+    for seed in 1..=24u64 {
+        let (p, window, what, stalls, samples) = long_stall_stream(seed);
+        let cfg = EstimatorConfig::new(TimeDelta::from_nanos(window))
+            .with_period(TimeDelta::from_nanos(p));
+        let mut e = Estimator::new(cfg).unwrap();
+        let errs = errors(&mut e, &samples);
+        let med = median(&errs[60..]);
+        // The samples of the backlogs after their first.
+        let off = stalls
+            .iter()
+            .flat_map(|&at| at + 1..at + 12)
+            .filter(|&i| (errs[i] - med).abs() > p / 2)
+            .count();
+        off_total += off;
+        report.push(format!("seed {seed}, {what}: {off} backlog samples off"));
+    }
+    // 0 of 792 (33 a stream, every backlog sample after the first, with
+    // every such gap restarting the fits).
+    assert!(off_total <= 24, "{off_total}: {report:#?}");
+}
+
+/// The same streams with each stall a pause instead ([`long_stall_stream`]
+/// without the samples it held back: the device stopped, the gap's
+/// samples were never sent): the line kept over the gap, the samples after
+/// the pause are still numbered and estimated within half a period, from
+/// the third after it on.
+#[test]
+fn a_pause_longer_than_the_window_is_still_a_pause() {
+    let mut report = Vec::new();
+    let (mut off_total, mut pauses) = (0usize, 0usize);
+    for seed in 1..=24u64 {
+        let (p, window, what, stalls, samples) = long_stall_stream(seed);
+        // Each stall's first sample and the samples acquired during it are
+        // dropped; the first acquired after it comes on time.
+        let kept: Vec<(i64, i64)> = samples
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| {
+                !stalls.iter().any(|&at| {
+                    let (t_at, q_at) = samples[at];
+                    *k >= at && samples[*k].0 < q_at - (q_at - t_at) % p
+                })
+            })
+            .map(|(_, &s)| s)
+            .collect();
+        let kept: Vec<(i64, i64)> = kept
+            .iter()
+            .scan(i64::MIN, |last, &(t, q)| {
+                let q = q.min(t + p / 2).max(*last + 20_000);
+                *last = q;
+                Some((t, q))
+            })
+            .collect();
+        let cfg = EstimatorConfig::new(TimeDelta::from_nanos(window))
+            .with_period(TimeDelta::from_nanos(p));
+        let mut e = Estimator::new(cfg).unwrap();
+        let errs = errors(&mut e, &kept);
+        let med = median(&errs[60..]);
+        // After each pause: the first three may be off while it is told.
+        let mut off = 0;
+        for w in kept.windows(2).enumerate() {
+            let (i, pair) = w;
+            if pair[1].0 - pair[0].0 > 5 * p {
+                pauses += 1;
+                off += (i + 4..(i + 30).min(kept.len()))
+                    .filter(|&j| (errs[j] - med).abs() > p / 2)
+                    .count();
+            }
+        }
+        off_total += off;
+        report.push(format!(
+            "seed {seed}, {what}: {off} samples off after the pauses"
+        ));
+    }
+    // (0 of them; 3 pauses a stream, each longer than its window.)
+    assert!(
+        pauses == 72 && off_total <= 24,
+        "{pauses} pauses, {off_total}: {report:#?}"
+    );
 }
