@@ -1228,11 +1228,8 @@ impl Estimator {
         if !self.fit.wide_jitter() {
             return false;
         }
-        let (Some(p), Some(n), Some(line)) = (
-            self.period_f(),
-            self.last_n,
-            self.floor_line(self.period_f()),
-        ) else {
+        let period = self.period_f();
+        let (Some(_), Some(n), Some(line)) = (period, self.last_n, self.floor_line(period)) else {
             return false;
         };
         let shown = self
@@ -1241,7 +1238,6 @@ impl Estimator {
             .filter(|pt| !pt.queued)
             .map(|pt| line.residual(pt.n, pt.q))
             .fold(0.0f64, f64::max);
-        let _ = p;
         line.residual(n.saturating_add(1), q) < self.cfg.tuning.restart_reach * shown
     }
 
