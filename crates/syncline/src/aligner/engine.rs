@@ -466,11 +466,19 @@ impl<O> Engine<O> {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(usize, Timestamp)>> {
-        if let Some(r) = self.core.poll_release() {
-            self.since_status += 1;
-            return Poll::Ready(Some((r.stream.slot(), r.sample.stamp)));
+        if let Some(r) = self.take_release() {
+            return Poll::Ready(Some(r));
         }
         self.poll_release_slow(cx)
+    }
+
+    /// The core's next ready release as `(lane, stamp)`, counted for the
+    /// status.
+    #[inline(always)]
+    fn take_release(&mut self) -> Option<(usize, Timestamp)> {
+        let r = self.core.poll_release()?;
+        self.since_status += 1;
+        Some((r.stream.slot(), r.sample.stamp))
     }
 
     /// [`poll_release`](Self::poll_release) once the core has nothing
@@ -478,9 +486,8 @@ impl<O> Engine<O> {
     #[inline(never)]
     fn poll_release_slow(&mut self, cx: &mut Context<'_>) -> Poll<Option<(usize, Timestamp)>> {
         loop {
-            if let Some(r) = self.core.poll_release() {
-                self.since_status += 1;
-                return Poll::Ready(Some((r.stream.slot(), r.sample.stamp)));
+            if let Some(r) = self.take_release() {
+                return Poll::Ready(Some(r));
             }
             if let Some((lane, stamp, arrival)) = self.stash.take() {
                 self.push(lane, stamp, arrival);
