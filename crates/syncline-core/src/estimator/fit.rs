@@ -989,9 +989,19 @@ impl LineFit {
                 let before = pts.iter().take_while(|p| p.n < v_n);
                 if small {
                     // (The range check hoisted out of the longest chain.)
+                    // A point strictly above the chord from the first point
+                    // to the vertex `v_n` (both in the history, on either
+                    // side of it) is no vertex of the lower hull: it is
+                    // left out of the chain, which gives the same vertices.
+                    let (vx, vy) = (
+                        v_n.wrapping_sub(first.n),
+                        old_q.wrapping_add(self.spare[i].1).wrapping_sub(first.q),
+                    );
                     for p in before {
                         let (x, y) = (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q));
-                        hull_push_small(&mut self.hull, x, y);
+                        if y * vx <= vy * x {
+                            hull_push_small(&mut self.hull, x, y);
+                        }
                     }
                 } else {
                     for p in before {
