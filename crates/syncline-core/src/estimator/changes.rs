@@ -317,11 +317,15 @@ impl Changes {
 /// ppm), not a step: the line's forgetting and the wander tracker follow
 /// it.
 ///
-/// Each window length keeps the least-squares sums of its newest four
-/// halves (`m / 2` free samples each), filled by blocks of 8 free samples,
-/// so a test merges four sums instead of visiting its `2m` samples: about
-/// 110 instructions per sample for all five windows, where visiting the
-/// samples cost about a thousand (`benches/estimator_speed.rs`).
+/// Each window length keeps the least-squares sums of its halves (`m / 2`
+/// free samples each) as they fill, and of its newest pairs of halves (the
+/// test's segments), so a test merges no sums and visits none of its `2m`
+/// samples. A half is filled from the halves of a shorter window length
+/// that divide it (the default lengths double, so each half is two of the
+/// next shorter length's), else from blocks of free samples (8 by
+/// default): about 2.9 merges of sums per block for all five windows,
+/// where merging each block into every window and each test's four halves
+/// took about 6.9 (`benches/estimator_speed.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SlopeSteps {
     /// The slope taken out of the sums' `y` (the line's at the first free
@@ -337,6 +341,10 @@ pub(super) struct SlopeSteps {
     block: Block,
     in_block: u32,
     block_len: u32,
+    /// Per window length, where its halves are filled from: the halves of
+    /// the shorter window length (of a lower index) with the longest half
+    /// that divides its own, or the blocks (`None`); set with `block_len`.
+    sources: [Option<u8>; STEP_WINDOWS],
     /// Per window length of `Tuning::step_windows`, its halves.
     windows: [Halves; STEP_WINDOWS],
 }
@@ -344,13 +352,15 @@ pub(super) struct SlopeSteps {
 /// The number of window lengths of the slope test (`Tuning::step_windows`).
 const STEP_WINDOWS: usize = 5;
 
-/// The halves of one window length: the one being filled and the newest
-/// four (`newest[i % 4]` is half `i`).
+/// The halves of one window length: the one being filled, the newest
+/// one, and the newest pairs of halves (`pairs[i % 4]` is halves `i - 1`
+/// and `i` merged: a segment of the test).
 #[derive(Debug, Clone, Copy, Default)]
 struct Halves {
     filling: Block,
     filled: u32,
-    newest: [Block; 4],
+    newest: Block,
+    pairs: [Block; 4],
     done: u32,
 }
 
@@ -363,6 +373,17 @@ struct Block {
     q0: i64,
 }
 
+impl Block {
+    /// Adds the sums of the run `o`, which follows this one (`y` less
+    /// `slope_ref`).
+    #[inline(always)]
+    fn merge(&mut self, o: &Block, slope_ref: f64) {
+        let dx = (o.n0 - self.n0) as f64;
+        let dy = (o.q0 - self.q0) as f64 - slope_ref * dx;
+        self.seg.merge(&o.seg, dx, dy);
+    }
+}
+
 impl Default for SlopeSteps {
     fn default() -> Self {
         SlopeSteps {
@@ -371,6 +392,7 @@ impl Default for SlopeSteps {
             block: Block::default(),
             in_block: 0,
             block_len: 1,
+            sources: [None; STEP_WINDOWS],
             windows: [Halves::default(); STEP_WINDOWS],
         }
     }
@@ -448,6 +470,7 @@ impl SlopeSteps {
         if self.last_n == i64::MIN {
             self.slope_ref = period;
             self.block_len = Self::block_len(t);
+            self.sources = Self::sources(t);
         }
         self.last_n = p.n;
         if self.in_block == 0 {
@@ -468,29 +491,43 @@ impl SlopeSteps {
     }
 
     /// A block of free samples is full (every `block_len`-th free sample):
-    /// it goes into the windows' halves, and the windows that filled one
-    /// are tested. Out of line: the samples in between only add to the
-    /// block.
+    /// it goes into the halves of the window lengths it fills, each half
+    /// completed goes into those of the longer lengths it fills, and the
+    /// windows that completed one are tested, in the order of
+    /// `Tuning::step_windows`. Out of line: the samples in between only add
+    /// to the block.
     #[inline(never)]
     fn end_block(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         self.in_block = 0;
-        // The block into every window length's half; those that filled a
-        // half are tested, in the order of `Tuning::step_windows`.
-        let block = self.block;
         let mut due = [false; STEP_WINDOWS];
-        for (j, (w, &m)) in self.windows.iter_mut().zip(&t.step_windows).enumerate() {
+        let mut completed = [false; STEP_WINDOWS];
+        for j in 0..STEP_WINDOWS {
+            let (unit, len) = match self.sources[j] {
+                None => (self.block, self.block_len),
+                Some(k) if completed[usize::from(k)] => (
+                    self.windows[usize::from(k)].newest,
+                    Self::half(t.step_windows[usize::from(k)]),
+                ),
+                Some(_) => continue,
+            };
+            let slope_ref = self.slope_ref;
+            let w = &mut self.windows[j];
             if w.filled == 0 {
-                w.filling = block;
+                w.filling = unit;
             } else {
-                let dx = (block.n0 - w.filling.n0) as f64;
-                let dy = (block.q0 - w.filling.q0) as f64 - self.slope_ref * dx;
-                w.filling.seg.merge(&block.seg, dx, dy);
+                w.filling.merge(&unit, slope_ref);
             }
-            w.filled += self.block_len;
-            if w.filled >= Self::half(m) {
-                w.newest[w.done as usize % 4] = w.filling;
+            w.filled += len;
+            if w.filled >= Self::half(t.step_windows[j]) {
+                if w.done >= 1 {
+                    let mut pair = w.newest;
+                    pair.merge(&w.filling, slope_ref);
+                    w.pairs[w.done as usize % 4] = pair;
+                }
+                w.newest = w.filling;
                 w.done = w.done.saturating_add(1);
                 w.filled = 0;
+                completed[j] = true;
                 due[j] = w.done >= 4;
             }
         }
@@ -521,26 +558,35 @@ impl SlopeSteps {
             .max(1)
     }
 
+    /// Where each window length's halves are filled from: of the lengths
+    /// before it whose half divides its own, the one with the longest half;
+    /// else the blocks.
+    fn sources(t: &Tuning) -> [Option<u8>; STEP_WINDOWS] {
+        let mut sources = [None; STEP_WINDOWS];
+        for (j, source) in sources.iter_mut().enumerate() {
+            let h = Self::half(t.step_windows[j]);
+            *source = (0..j)
+                .filter(|&k| h.is_multiple_of(Self::half(t.step_windows[k])))
+                .max_by_key(|&k| (Self::half(t.step_windows[k]), k))
+                .and_then(|k| u8::try_from(k).ok());
+        }
+        sources
+    }
+
     /// The test of window length `j` (see [`SlopeSteps`]), on its newest
     /// four halves; `pts` is the history (for the span and the floors).
     fn test(&self, j: usize, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         let last = pts.last()?;
         let m = 2 * Self::half(t.step_windows[j]) as usize;
         let w = &self.windows[j];
-        let half = |i: u32| &w.newest[(w.done - i) as usize % 4];
-        // Halves `i` and `i - 1` (counted back from the newest, 1), relative
-        // to the older one's first sample.
-        let segment = |i: u32| {
-            let (a, b) = (half(i), half(i - 1));
-            let mut seg = a.seg;
-            let dx = (b.n0 - a.n0) as f64;
-            let dy = (b.q0 - a.q0) as f64 - self.slope_ref * dx;
-            seg.merge(&b.seg, dx, dy);
-            seg
-        };
-        let (newer, older) = (segment(2), segment(4));
-        let (b1, c1, e1) = newer.fit();
-        let (b0, c0, e0) = older.fit();
+        // The newest two halves, and the two before them.
+        let newest = w.done.wrapping_sub(1);
+        let (newer, older) = (
+            &w.pairs[newest as usize % 4],
+            &w.pairs[newest.wrapping_sub(2) as usize % 4],
+        );
+        let (b1, c1, e1) = newer.seg.fit();
+        let (b0, c0, e0) = older.seg.fit();
         let d = b0 - b1;
         let s2 = (e1 + e0) / (2 * m - 4) as f64;
         let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
@@ -557,7 +603,7 @@ impl SlopeSteps {
         // free samples' delays follow the packets' phase, not independent
         // jitter, and the t statistic does not hold. A few samples queued
         // behind a late one (FIFO delivery under jitter) are left out.
-        let n0 = half(4).n0;
+        let n0 = older.n0;
         let at = pts.partition_point(|p| p.n < n0);
         if pts.get(at).is_none_or(|p| p.n != n0) {
             return None;
@@ -901,6 +947,53 @@ mod tests {
             let after = (239 - at) as usize;
             let kept = change_point(&pts, 256, 3);
             assert!(kept == after || kept == after + 1, "{p2} at {at}: {kept}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The slope test's segments, merged from blocks and from the
+        /// halves of shorter windows, hold the sums of their samples.
+        #[test]
+        fn the_slope_test_segments_are_their_samples_sums(
+            steps in proptest::collection::vec((1i64..4, 0i64..5_000_000, proptest::bool::weighted(0.1)), 300..1500),
+        ) {
+            // A test that never signals: the sums are all there is to see.
+            let t = Tuning { step_min: f64::INFINITY, ..Tuning::default() };
+            let period = 1e7;
+            let mut s = SlopeSteps::default();
+            let (mut pts, mut free) = (Vec::new(), Vec::new());
+            let mut n = 0i64;
+            for &(step, delay, queued) in &steps {
+                n += step;
+                let p = Point { n, q: n * 10_000_000 + delay, queued };
+                pts.push(p);
+                proptest::prop_assert_eq!(s.observe(&pts, period, &t), None);
+                if !queued {
+                    free.push(p);
+                }
+                for (j, w) in s.windows.iter().enumerate() {
+                    if w.done < 2 {
+                        continue;
+                    }
+                    let h = SlopeSteps::half(t.step_windows[j]) as usize;
+                    let newest = w.done as usize - 1;
+                    let run = &free[(newest - 1) * h..(newest + 1) * h];
+                    let (n0, q0) = (run[0].n, run[0].q);
+                    let mut direct = Seg::default();
+                    for p in run {
+                        let x = (p.n - n0) as f64;
+                        direct.add(x, (p.q - q0) as f64 - s.slope_ref * x);
+                    }
+                    let pair = &w.pairs[newest % 4];
+                    proptest::prop_assert_eq!((pair.n0, pair.q0), (n0, q0));
+                    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
+                    let (a, b) = (pair.seg, direct);
+                    proptest::prop_assert_eq!(a.k, b.k);
+                    for (x, y) in [(a.sx, b.sx), (a.sy, b.sy), (a.sxx, b.sxx), (a.sxy, b.sxy), (a.syy, b.syy)] {
+                        proptest::prop_assert!(close(x, y), "window {}: {} against {}", j, x, y);
+                    }
+                }
+            }
         }
     }
 

@@ -241,6 +241,11 @@ pub(crate) struct LineFit {
     /// The centroid edge's end vertex index and vertices, cached.
     edge: usize,
     edge_pts: ((i64, i64), (i64, i64)),
+    /// The hull's vertices before this index are those the last
+    /// [`Self::refresh_lines`] saw (an append's pops lower it, a rebuild
+    /// sets it to 0): while the cached edge is among them, the floor moved
+    /// only if the centroid left the edge.
+    hull_kept: usize,
     sums: LsSums,
     since_rebuild: usize,
     /// Mean and standard deviation of the residuals above the floor (free
@@ -311,6 +316,7 @@ impl LineFit {
             free_sx: 0,
             edge: 1,
             edge_pts: ((0, 0), (0, 0)),
+            hull_kept: 0,
             sums: LsSums::default(),
             since_rebuild: 0,
             mean_r: 0.0,
@@ -880,6 +886,7 @@ impl LineFit {
         } else {
             hull_push_to(&mut self.hull, x, y);
         }
+        self.hull_kept = self.hull_kept.min(self.hull.len() - 1);
         self.hull_cnt += 1;
         self.hull_sx = self.hull_sx.saturating_add(x);
         if !queued {
@@ -903,6 +910,7 @@ impl LineFit {
         let (old_n, old_q) = (self.anchor_n, self.anchor_q);
         let hulled = self.hulled_n.take();
         self.hull.clear();
+        self.hull_kept = 0;
         self.hull_cnt = 0;
         self.hull_sx = 0;
         (self.free_cnt, self.free_sx) = (0, 0);
@@ -981,9 +989,19 @@ impl LineFit {
                 let before = pts.iter().take_while(|p| p.n < v_n);
                 if small {
                     // (The range check hoisted out of the longest chain.)
+                    // A point strictly above the chord from the first point
+                    // to the vertex `v_n` (both in the history, on either
+                    // side of it) is no vertex of the lower hull: it is
+                    // left out of the chain, which gives the same vertices.
+                    let (vx, vy) = (
+                        v_n.wrapping_sub(first.n),
+                        old_q.wrapping_add(self.spare[i].1).wrapping_sub(first.q),
+                    );
                     for p in before {
                         let (x, y) = (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q));
-                        hull_push_small(&mut self.hull, x, y);
+                        if y * vx <= vy * x {
+                            hull_push_small(&mut self.hull, x, y);
+                        }
                     }
                 } else {
                     for p in before {
@@ -1303,17 +1321,31 @@ impl LineFit {
                 Some(v) => v < sx,
                 None => i128::from(x) * i128::from(cnt) < i128::from(sx),
             };
-            let mut i = self.edge.clamp(1, h - 1);
-            while i > 1 && !left_of(self.hull[i - 1].0) {
-                i -= 1;
+            // The cached edge's vertices are still the hull's and the
+            // centroid still lies over it: the walk below would stay there.
+            let i = self.edge;
+            let ((ax, _), (bx, _)) = self.edge_pts;
+            let kept = self.floor.is_some()
+                && i < self.hull_kept
+                && left_of(ax)
+                && (i == h - 1 || !left_of(bx));
+            if !kept {
+                let mut i = self.edge.clamp(1, h - 1);
+                while i > 1 && !left_of(self.hull[i - 1].0) {
+                    i -= 1;
+                }
+                while i < h - 1 && left_of(self.hull[i].0) {
+                    i += 1;
+                }
+                self.edge = i;
+                let pts = (self.hull[i - 1], self.hull[i]);
+                moved = self.floor.is_none() || pts != self.edge_pts;
+            } else {
+                moved = false;
             }
-            while i < h - 1 && left_of(self.hull[i].0) {
-                i += 1;
-            }
-            self.edge = i;
-            let pts = (self.hull[i - 1], self.hull[i]);
-            moved = self.floor.is_none() || pts != self.edge_pts;
+            self.hull_kept = h;
             if moved {
+                let pts = (self.hull[self.edge - 1], self.hull[self.edge]);
                 self.edge_pts = pts;
                 let ((ax, ay), (bx, by)) = pts;
                 self.floor = (bx > ax).then(|| Line {
@@ -1432,6 +1464,33 @@ mod tests {
         h
     }
 
+    /// The floor found afresh: the hull edge whose end is the first vertex
+    /// at or right of the centroid (of the free points once there are
+    /// enough of them), as [`LineFit::refresh_lines`] walks to it.
+    fn fresh_floor(f: &LineFit) -> Option<Line> {
+        let h = f.hull.len();
+        if h < 2 || f.hull_cnt <= 0 {
+            return None;
+        }
+        let (sx, cnt) = if f.free_len() >= f.t.min_stats_points {
+            (f.free_sx, f.free_cnt)
+        } else {
+            (f.hull_sx, f.hull_cnt)
+        };
+        let right = f
+            .hull
+            .iter()
+            .position(|&(x, _)| i128::from(x) * i128::from(cnt) >= i128::from(sx));
+        let i = right.unwrap_or(h - 1).clamp(1, h - 1);
+        let ((ax, ay), (bx, by)) = (f.hull[i - 1], f.hull[i]);
+        (bx > ax).then(|| Line {
+            n0: f.anchor_n + ax,
+            q0: f.anchor_q.saturating_add(ay),
+            c: 0.0,
+            slope: (by - ay) as f64 / (bx - ax) as f64,
+        })
+    }
+
     proptest::proptest! {
         /// Rebuilds reuse the old hull's vertices: the hull must always be
         /// the one a chain over every point of the history gives (pushes,
@@ -1453,6 +1512,8 @@ mod tests {
                     f.keep_last(f.len() / 2 + 1);
                 }
                 proptest::prop_assert_eq!(&f.hull, &full_hull(&f));
+                // The floor kept while its edge stays is the one found afresh.
+                proptest::prop_assert_eq!(f.floor, fresh_floor(&f));
                 // The cached active line is the one computed afresh.
                 proptest::prop_assert_eq!(f.active(), f.active_now());
             }

@@ -49,6 +49,7 @@ impl LineFit {
         // The lower hull of the points (the same vertices however it was
         // built, see `LineFit::rebuild`), relative to the anchor.
         self.hull.clear();
+        self.hull_kept = 0;
         let (n0, q0) = (self.anchor_n, self.anchor_q);
         for p in self.pts.iter() {
             hull_push_to(
