@@ -4313,13 +4313,17 @@ fn a_pause_longer_than_the_window_is_still_a_pause() {
     );
 }
 
+/// A sample of [`random_drain`]: its number, the estimate's error, the
+/// number it was given and the revisions its estimate told.
+type DrainedSample = (i64, i64, i64, u32);
+
 /// A random drain behind a stall: a sensor of period 5-20 ms (1 ms +
 /// Exp(0.1 periods) late) stalls at sample 1000 for 20-100 periods; a
 /// link that delivers at most one sample every 0.78-0.9 periods drains the
 /// backlog, and 0-2 of its first 10 samples are lost after their turn on
 /// the link. Returns, per sample delivered, its number, the estimate's
-/// error, number and revisions told; and the status.
-fn random_drain(seed: u64) -> (Vec<(i64, i64, i64, u32)>, EstimatorStatus, Vec<i64>) {
+/// error, number and revisions told; the status; the samples lost.
+fn random_drain(seed: u64) -> (Vec<DrainedSample>, EstimatorStatus, Vec<i64>) {
     let mut rng = Rng(seed);
     let p = 5_000_000 + (rng.next() * 15e6) as i64;
     let stall = (20.0 + rng.next() * 80.0) as i64 * p;
