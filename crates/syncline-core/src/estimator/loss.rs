@@ -5,8 +5,8 @@
 use super::FitMode;
 use super::fit::{Line, Point};
 use super::{
-    Ambiguous, DRAIN_WATCH, DelayRun, DivisorRun, DrainWatch, Estimate, Estimator, EstimatorError,
-    LinkDrain, LossWatch, Pending,
+    Ambiguous, DRAIN_WATCH, DelayRun, DivisorRun, DrainWatch, Estimator, LinkDrain, LossWatch,
+    Pending,
 };
 
 /// Stage 1's evidence of losses against delays: the gaps the next
@@ -171,7 +171,6 @@ impl Estimator {
     /// arrival `q` of the next one) and commits it to the fit.
     #[inline(always)]
     pub(super) fn resolve_and_commit(&mut self, mut pd: Pending, q: i64) {
-        let forced = std::mem::take(&mut self.force_delayed);
         // The period only matters for an ambiguous gap (rare): computed then.
         // Before the statistics, the period the early numbering used.
         let period = pd.alt.and_then(|_| {
@@ -196,7 +195,7 @@ impl Estimator {
             // loss too early.
             let gap = q.saturating_sub(pd.point.q) as f64;
             self.delay_run_next = None;
-            let verdict = if forced || self.link_queued(gap) {
+            let verdict = if self.link_queued(gap) {
                 Verdict::Delayed
             } else if !self.fit.stats_valid() {
                 if gap >= 0.5 * p {
@@ -218,7 +217,7 @@ impl Estimator {
                 _ => None,
             };
             if matches!(verdict, Verdict::Paused | Verdict::Restarted) {
-                self.arm_drain_watch(pd, q, p);
+                self.arm_drain_watch(pd, q, p, verdict == Verdict::Restarted);
             }
             if verdict == Verdict::Restarted {
                 self.restart(0);
@@ -296,18 +295,18 @@ impl Estimator {
         self.last_n = Some(chain_n);
     }
 
-    /// Keeps the estimator's state as a pause verdict on the pending
-    /// sample `pd` (judged by the arrival `q`) finds it, so that the
-    /// arrivals after it can overturn the verdict (see
-    /// [`Self::watch_drain`]). Not with a device counter (which numbers a
-    /// drain itself), announcements or reference pulses (which a replay
-    /// would not see again), nor during a drain. What is kept is bounded
-    /// and allocates nothing: the stages' scalar state, copied into the
-    /// watch's room (allocated with the estimator), and marks on the fits'
-    /// histories, whose marked points stay in their slots while the watch
-    /// lasts.
+    /// Watches a pause verdict on the pending sample `pd` (judged by the
+    /// arrival `q`; `restarted`: the verdict restarts the fits) so that the
+    /// arrivals after it can overturn it (see [`Self::watch_drain`]). Not
+    /// with a device counter (which numbers a drain itself), announcements
+    /// or reference pulses (whose numbers would have to follow), nor during
+    /// a drain. What is kept is bounded and allocates nothing: the judged
+    /// sample, the loss stage's evidence and counts as the verdict finds
+    /// them, in the watch's room (allocated with the estimator), and a mark
+    /// on the fit's history, whose marked points stay in their slots while
+    /// the watch lasts.
     #[cold]
-    fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64) {
+    fn arm_drain_watch(&mut self, pd: Pending, q: i64, p: f64, restarted: bool) {
         if self.drain_watch.is_some()
             || self.draining
             || self.counter.last.is_some()
@@ -320,11 +319,14 @@ impl Estimator {
             return;
         };
         self.fit.mark();
-        self.pulses.refs.mark();
-        w.before = Estimator {
-            pending: Some(pd),
-            ..self.shell()
-        };
+        w.judged = pd;
+        w.restarted = restarted;
+        w.evidence = self.evidence;
+        (w.losses, w.delays, w.changes) = (
+            self.st.losses_detected,
+            self.st.delays_detected,
+            self.st.changes_detected,
+        );
         w.first = pd.point.q;
         w.period = p;
         // At least `Tuning::drain_fall` of a period: a jitter-free pause (its
@@ -339,27 +341,10 @@ impl Estimator {
         w.link = Some(q.saturating_sub(pd.point.q) as f64)
             .filter(|&gap| gap < p)
             .map(LinkDrain::start);
+        w.link_before = w.link;
         w.steps = [1; DRAIN_WATCH];
         w.numbers = [i64::MIN; DRAIN_WATCH];
         self.drain_watch = Some(w);
-    }
-
-    /// Puts the estimator back as the drain watch `w` found it (see
-    /// [`Self::arm_drain_watch`]): the stages' state from the copy, the
-    /// fits' histories to their marks. The buffers stay (the state in `w`
-    /// is left without them); the watch's room is kept for the next one.
-    #[cold]
-    fn undo_to(&mut self, w: &mut DrainWatch) {
-        // `self` becomes the copy, `w.before` the live estimator; then each
-        // buffered stage goes back to the copy's state in its live buffers.
-        std::mem::swap(self, &mut w.before);
-        let live = &mut w.before;
-        std::mem::swap(&mut self.fit, &mut live.fit);
-        self.fit.undo(&live.fit);
-        std::mem::swap(&mut self.pulses.refs, &mut live.pulses.refs);
-        self.pulses.refs.undo(&live.pulses.refs);
-        std::mem::swap(&mut self.wander, &mut live.wander);
-        self.wander.restore(&live.wander);
     }
 
     /// After a pause verdict, the arrivals that follow tell a pause from a
@@ -372,30 +357,25 @@ impl Estimator {
     /// the jitter spreads; the sum of the gaps can. Once the arrivals since
     /// the judged sample fall behind by `Tuning::drain_confirm` standard
     /// deviations of the difference of two residuals, and by at least
-    /// `Tuning::drain_fall` of a period, the verdict is overturned: the
-    /// estimator is put back as it was, the judged sample taken for
-    /// delayed, and the arrivals since are numbered again as a draining
-    /// backlog (queued while they come within a period and are still
-    /// late), which keeps the clock line and the numbering of before the
-    /// stall. The estimates already returned stand. Putting the
-    /// estimator back costs no copy of its history (see
-    /// [`Self::arm_drain_watch`]).
+    /// `Tuning::drain_fall` of a period, the verdict is overturned in place
+    /// ([`Self::overturn_pause`]) before the arrival `q` is numbered: the
+    /// judged sample was delayed, and the arrivals since are a backlog
+    /// drained by the link, which keeps the clock line and the numbering
+    /// of before the stall. The estimates already returned stand; each
+    /// number revised is counted.
     ///
     /// Each gap shorter than a period is one interval of the link; the
     /// gaps measure it (a [`LinkDrain`]). A longer gap that is a whole
     /// number `k` of those intervals held `k − 1` samples lost after their
     /// turn on the link: the arrivals fall behind `k` periods over it, and
-    /// the numbering again after an overturn counts those samples as the
-    /// watch did, from the backlog's first gap on. Any other gap of a
-    /// period or more (a pause of the link, or of the device), a counter, a
-    /// step back, an announced loss, a reference pulse or [`DRAIN_WATCH`]
-    /// arrivals end the watch: the verdict stands.
+    /// the backlog's numbers count those samples, from its first gap on
+    /// (returned for the arrival `q` that overturns the verdict, which is
+    /// numbered after them).
+    /// Any other gap of a period or more (a pause of the link, or of the
+    /// device), a counter, a step back, an announced loss, a reference
+    /// pulse or [`DRAIN_WATCH`] arrivals end the watch: the verdict stands.
     #[cold]
-    pub(super) fn watch_drain(
-        &mut self,
-        q: i64,
-        index: Option<u64>,
-    ) -> Option<Result<Estimate, EstimatorError>> {
+    pub(super) fn watch_drain(&mut self, q: i64, index: Option<u64>) -> Option<i64> {
         let w = self.drain_watch.as_mut()?;
         let last = w.arrivals[w.len - 1];
         let gap = q.checked_sub(last).filter(|&g| g >= 0).map(|g| g as f64);
@@ -414,6 +394,7 @@ impl Estimator {
             self.end_drain_watch();
             return None;
         }
+        w.link_before = w.link;
         match w.link.as_mut() {
             Some(l) => l.push(g, k),
             None => w.link = Some(LinkDrain::start(g)),
@@ -426,44 +407,131 @@ impl Estimator {
         if deficit < w.confirm {
             return None;
         }
-        let mut w = self.drain_watch.take()?;
-        let (first, arrivals, len, steps, numbers) =
-            (w.first, w.arrivals, w.len, w.steps, w.numbers);
-        // The model goes back; the estimates returned since stand, and so
-        // do the revisions counted.
-        let (out, revisions, revised_now) = (self.out, self.st.revisions, self.revised_now);
-        self.undo_to(&mut w);
+        let w = self.drain_watch.take()?;
+        self.overturn_pause(&w);
         self.drain_room = Some(w);
-        (self.out, self.st.revisions, self.revised_now) = (out, revisions, revised_now);
-        // The judged sample becomes the delayed one; the arrivals since are
-        // numbered again, and each whose number moves is a revision.
-        let mut moved = self
-            .pending
-            .and_then(|pd| pd.alt.map(|alt| alt.delayed != pd.sample))
-            .map_or(0, usize::from);
-        let replaying = std::mem::replace(&mut self.replaying, true);
-        self.force_delayed = true;
-        self.draining = true;
-        // The copy was taken within the judging arrival's update.
-        let renumbered = |e: Result<Estimate, EstimatorError>, old: i64| {
-            usize::from(e.is_ok_and(|e| old != i64::MIN && e.sample != old))
+        (k >= 2.0).then(|| k as i64 - 1)
+    }
+
+    /// Overturns the pause verdict the watch `w` kept, in place: each
+    /// stage whose state depends on the numbers the verdict gave is brought
+    /// to the delay reading by a bounded update of its own.
+    ///
+    /// * Numbering: the judged sample takes the delayed number; the
+    ///   arrivals since (but the newest, which is numbered next) follow it
+    ///   by the link intervals the watch counted (`k − 1` samples lost in a
+    ///   gap of `k`), as a backlog drained while each comes within a period
+    ///   of the one before and still late on the floor; each number that
+    ///   moves is a revision. The last of them is the pending sample.
+    /// * Losses: the evidence and the counts as the verdict found them,
+    ///   plus the delay and the losses on the link.
+    /// * The clock line: the fit's points as the verdict found them
+    ///   (`LineFit::put_back`, which also undoes a restart), plus the
+    ///   judged sample, delayed; the drained samples stay out of it (late
+    ///   by the backlog, they say nothing of the line), an arrival after
+    ///   the backlog drained enters it.
+    /// * Changes and the wander screen: their runs start over (they were
+    ///   taken over the old numbers); the young fit's anchor is taken
+    ///   again over the points.
+    #[cold]
+    fn overturn_pause(&mut self, w: &DrainWatch) {
+        let pd = w.judged;
+        let Some(alt) = pd.alt else {
+            self.fit.unmark();
+            return;
         };
-        let e0 =
-            self.number_and_estimate(arrivals[0], None, Some(arrivals[0].saturating_sub(first)));
-        moved += renumbered(e0, numbers[0]);
-        // The samples lost in the backlog are counted as the watch counted
-        // them, from its first gap on (the link tracker needs a few gaps).
-        for i in 1..len - 1 {
-            self.replay_step = Some(steps[i]);
-            let e = self.update_inner(arrivals[i], None);
-            moved += renumbered(e, numbers[i]);
+        if !self.fit.put_back() {
+            return;
         }
-        self.replay_step = Some(steps[len - 1]);
-        let e = self.update_inner(q, None);
-        self.replay_step = None;
-        self.replaying = replaying;
+        if w.restarted {
+            self.st.restarts = self.st.restarts.saturating_sub(1);
+        }
+        self.evidence = w.evidence;
+        self.st.losses_detected = w.losses;
+        self.st.delays_detected = w.delays.saturating_add(1);
+        self.st.changes_detected = w.changes;
+        self.evidence.stall += 1.0;
+        self.forget_change_runs();
+        self.changes.watch_pause(0);
+        self.wander.clear();
+        self.step_run = DivisorRun::default();
+        self.delay_run = None;
+        self.loss_watch = None;
+        // The judged sample, delayed, after the points of before.
+        self.committed_n = self.fit.last().map_or(alt.delayed, |l| l.n);
+        let mut moved = usize::from(alt.delayed != pd.sample);
+        self.commit(Point {
+            n: alt.delayed,
+            ..pd.point
+        });
+        // The backlog behind it.
+        let p = w.period;
+        let (mut n, mut prev_q, mut draining) = (alt.delayed, pd.point.q, true);
+        let newest = w.len - 1;
+        for i in 0..newest {
+            let (q, step) = (w.arrivals[i], i64::from(w.steps[i]));
+            let gap = q.saturating_sub(prev_q) as f64;
+            draining = draining
+                && gap < p
+                && self
+                    .floor_residual(n.saturating_add(1), q, Some(p))
+                    .is_some_and(|r| r > 0.5 * p);
+            n = n.saturating_add(step);
+            if step >= 2 {
+                let lost = step - 1;
+                self.st.losses_detected += lost as u64;
+                self.evidence.loss += 1.0;
+                self.evidence.lost += lost as f64;
+            }
+            moved += usize::from(w.numbers[i] != i64::MIN && w.numbers[i] != n);
+            let point = Point {
+                n,
+                q,
+                queued: draining || gap < self.cfg.tuning.queued * p,
+            };
+            if i + 1 == newest {
+                self.pending = Some(Pending {
+                    point,
+                    sample: n,
+                    alt: None,
+                    drained: draining,
+                });
+            } else if draining {
+                self.committed_n = n;
+            } else {
+                self.commit(point);
+            }
+            prev_q = q;
+        }
+        self.cap_evidence();
+        self.last_n = Some(n);
+        self.draining = draining;
+        self.link = if draining { w.link_before } else { None };
+        self.retake_young_anchor();
         self.note_revisions(moved);
-        Some(e)
+    }
+
+    /// The young fit's running minimum taken again over the points as now
+    /// numbered (after a verdict overturned): the old anchor may be a
+    /// point that was low only on the overturned reading.
+    fn retake_young_anchor(&mut self) {
+        if !self.matured
+            && let (Some(slope), Some(first)) =
+                (self.learned_period.or(self.expected), self.fit.first())
+        {
+            let line = Line {
+                n0: first.n,
+                q0: first.q,
+                c: 0.0,
+                slope,
+            };
+            let low = |p: &&Point| line.residual(p.n, p.q);
+            self.young_anchor = self
+                .fit
+                .points()
+                .min_by(|a, b| low(a).total_cmp(&low(b)))
+                .copied();
+        }
     }
 
     /// After a loss verdict given by a sample less than a period after the
@@ -525,25 +593,8 @@ impl Estimator {
             self.committed_n = self.committed_n.saturating_sub(w.m);
         }
         // The young fit's running minimum may have been one of the moved
-        // points, low only on the loss reading: taken again over the
-        // points as now numbered.
-        if !self.matured
-            && let (Some(slope), Some(first)) =
-                (self.learned_period.or(self.expected), self.fit.first())
-        {
-            let line = Line {
-                n0: first.n,
-                q0: first.q,
-                c: 0.0,
-                slope,
-            };
-            let low = |p: &&Point| line.residual(p.n, p.q);
-            self.young_anchor = self
-                .fit
-                .points()
-                .min_by(|a, b| low(a).total_cmp(&low(b)))
-                .copied();
-        }
+        // points, low only on the loss reading.
+        self.retake_young_anchor();
         let m = w.m as f64;
         self.st.losses_detected = self.st.losses_detected.saturating_sub(w.m as u64);
         self.evidence.loss = (self.evidence.loss - 1.0).max(0.0);

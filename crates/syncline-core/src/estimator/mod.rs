@@ -64,8 +64,8 @@
 //!   (a repeated device counter, `counter.rs`), `check_first_gaps` (a
 //!   configured period the first gaps contradict, `check_expected`),
 //!   `age_announcements` (announced losses no gap showed, `loss.rs`).
-//! - `number_and_estimate`, the stages proper (a replay after a drain
-//!   watch starts here too):
+//!   A drain watch under way meets the arrival first (`watch_drain`).
+//! - `number_and_estimate`, the stages proper:
 //!   `packet_held` (the sample before this one waited for it in a
 //!   packet); `confirm_pending` (stage 1, confirmation: this arrival
 //!   settles the pending sample's number, `resolve_and_commit`, which
@@ -88,7 +88,12 @@
 //! ambiguous verdict is settled by the next arrival in
 //! `Estimator::resolve_and_commit` (`Estimator::next_verdict`, `loss.rs`);
 //! two watches let later arrivals overturn it when a backlog drains
-//! behind it (`Estimator::watch_loss`, `Estimator::watch_drain`). A
+//! behind it (`Estimator::watch_loss`, `Estimator::watch_drain`). An
+//! overturn revises in place the numbers of the points it covers and
+//! brings each stage that depends on them to the new numbers by a
+//! bounded update of its own (the fit's points put back or moved and
+//! refitted, the change runs and the wander screen started over, the
+//! loss evidence and counts corrected); nothing is copied or replayed. A
 //! revised number is counted in `revisions` and told in
 //! [`Estimate::revised`].
 //!
@@ -345,14 +350,21 @@ struct Ambiguous {
 }
 
 /// A pause verdict that the arrivals after it may still overturn (see
-/// [`Estimator::watch_drain`]).
+/// [`Estimator::watch_drain`]). The fit's history is marked while it
+/// lasts (its points as the verdict found them stay in their slots).
 #[derive(Debug, Clone)]
 struct DrainWatch {
-    /// The estimator's state as the verdict found it (the judged sample
-    /// pending, the arrival that judged it not yet numbered), without its
-    /// buffers: the fits' histories are marked instead (see
-    /// [`Estimator::shell`]).
-    before: Estimator,
+    /// The judged sample, as the verdict found it (its two readings).
+    judged: Pending,
+    /// The verdict restarted the fits (a pause on a new phase).
+    restarted: bool,
+    /// The loss evidence and the counts of losses, delays and changes as
+    /// the verdict found them: the verdict and the arrivals numbered on
+    /// it added to them, and an overturn takes those back.
+    evidence: LossEvidence,
+    losses: u64,
+    delays: u64,
+    changes: u64,
     /// The judged sample's arrival (the first after the gap).
     first: i64,
     period: f64,
@@ -365,6 +377,8 @@ struct DrainWatch {
     /// The link the gaps measure, from the first gap shorter than a
     /// period on.
     link: Option<LinkDrain>,
+    /// The link as measured before the newest arrival's gap.
+    link_before: Option<LinkDrain>,
     /// The link intervals each arrival's gap spans: one for a gap shorter
     /// than a period, `k` for a gap of `k` of them (`k − 1` samples lost
     /// on the link; see [`Estimator::watch_drain`]).
@@ -439,7 +453,7 @@ pub struct Estimator {
     /// A pause verdict under watch (see [`Self::watch_drain`]).
     drain_watch: Option<Box<DrainWatch>>,
     /// The drain watch's room while none is under watch, allocated with
-    /// the estimator (`None` in a copy of its state, see [`Self::shell`]).
+    /// the estimator.
     drain_room: Option<Box<DrainWatch>>,
     /// A loss verdict under watch (see [`Self::watch_loss`]).
     loss_watch: Option<LossWatch>,
@@ -453,24 +467,14 @@ pub struct Estimator {
     /// their predecessor and still late are queued (see
     /// [`Self::watch_drain`]).
     draining: bool,
-    /// The next verdict is a delay (set by a replay after a drain).
-    force_delayed: bool,
     /// Numbers of earlier samples the current update revised (see
     /// [`Estimate::revised`]).
     revised_now: u32,
-    /// A replay after a drain watch is under way: its revisions are
-    /// counted once, at its end (see [`Self::watch_drain`]).
-    replaying: bool,
-    /// The samples a drain watch counted in the next arrival's gap (set
-    /// for one arrival by its replay, see [`Self::watch_drain`]).
-    replay_step: Option<u32>,
     /// A backlog draining at a link's interval (see [`Self::link_losses`]).
     link: Option<LinkDrain>,
     /// The wander test and the local tracker (see `wander.rs`).
     wander: Wander,
     /// The output stage: estimates never go backwards (see `output.rs`).
-    /// Kept apart from the model's state: a replay after a drain watch
-    /// puts the model back as it was, never the estimates returned.
     out: Monotone,
     st: EstimatorStatus,
 }
@@ -560,42 +564,39 @@ impl Estimator {
             delay_run: None,
             delay_run_next: None,
             draining: false,
-            force_delayed: false,
             revised_now: 0,
-            replaying: false,
-            replay_step: None,
             link: None,
             wander: Wander::new(cfg.tuning, cap),
             out: Monotone::default(),
             st,
         };
         est.drain_room = Some(Box::new(DrainWatch {
-            before: est.shell(),
+            judged: Pending {
+                point: Point {
+                    n: 0,
+                    q: 0,
+                    queued: false,
+                },
+                sample: 0,
+                alt: None,
+                drained: false,
+            },
+            restarted: false,
+            evidence: LossEvidence::default(),
+            losses: 0,
+            delays: 0,
+            changes: 0,
             first: 0,
             period: 0.0,
             confirm: 0.0,
             arrivals: [0; DRAIN_WATCH],
             len: 0,
             link: None,
+            link_before: None,
             steps: [1; DRAIN_WATCH],
             numbers: [i64::MIN; DRAIN_WATCH],
         }));
         Ok(est)
-    }
-
-    /// The estimator's state without its buffers (no allocation): what a
-    /// drain watch keeps of the estimator as a verdict found it, with the
-    /// fits' histories marked (see [`Self::watch_drain`]).
-    fn shell(&self) -> Estimator {
-        Estimator {
-            fit: self.fit.shell(),
-            pulses: self.pulses.shell(),
-            wander: self.wander.shell(),
-            drain_watch: None,
-            drain_room: None,
-            st: self.st.clone(),
-            ..*self
-        }
     }
 
     /// Ends the drain watch, if any: the verdict stands.
@@ -603,7 +604,6 @@ impl Estimator {
         if let Some(w) = self.drain_watch.take() {
             self.drain_room = Some(w);
             self.fit.unmark();
-            self.pulses.refs.unmark();
         }
     }
 
@@ -656,9 +656,9 @@ impl Estimator {
     }
 
     /// `k` numbers of samples already returned were revised by the current
-    /// update (counted once, outside a replay).
+    /// update.
     fn note_revisions(&mut self, k: usize) {
-        if !self.replaying && k > 0 {
+        if k > 0 {
             self.st.revisions = self.st.revisions.saturating_add(k as u64);
             self.revised_now = self
                 .revised_now
@@ -748,18 +748,19 @@ impl Estimator {
     /// the checks of the arrival itself, then [`Self::number_and_estimate`].
     #[inline(always)]
     fn update_inner(&mut self, q: i64, index: Option<u64>) -> Result<Estimate, EstimatorError> {
-        if self.drain_watch.is_some()
-            && let Some(e) = self.watch_drain(q, index)
-        {
-            return e;
-        }
+        // A drain watch that overturns its verdict numbers the arrival by
+        // the link intervals it counted in its gap.
+        let link_losses = match self.drain_watch.is_some() {
+            true => self.watch_drain(q, index),
+            false => None,
+        };
         let since_last = self.arrival_checks(q, index)?;
         if let Some(e) = self.duplicate(q, index) {
             return Ok(e);
         }
         self.check_first_gaps(since_last);
         self.age_announcements();
-        self.number_and_estimate(q, index, since_last)
+        self.number_and_estimate(q, index, since_last, link_losses)
     }
 
     /// The arrival `q` against the one before it: returns the time since
@@ -832,14 +833,14 @@ impl Estimator {
         }
     }
 
-    /// The stages for the arrival `q`, from the pending sample's verdict on
-    /// (where a replay after a drain starts, see [`Self::watch_drain`]).
+    /// The stages for the arrival `q`, from the pending sample's verdict on.
     #[inline(always)]
     fn number_and_estimate(
         &mut self,
         q: i64,
         index: Option<u64>,
         since_last: Option<i64>,
+        link_losses: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
         let held = self.packet_held(since_last);
         // Stage 1, numbering (confirmation), then stages 2 and 3 for the
@@ -848,7 +849,7 @@ impl Estimator {
         let period = self.period_f();
         let (queued, late_behind) = self.queued_behind(q, since_last, period);
         // Stage 1, numbering (on arrival).
-        let (n, lost) = self.number_arrival(q, index, since_last, period, queued);
+        let (n, lost) = self.number_arrival(q, index, since_last, period, queued, link_losses);
         let queued = ((queued
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1))))
             && !held)
@@ -961,7 +962,9 @@ impl Estimator {
     /// Stage 1, numbering (on arrival): the number of the arriving sample
     /// `q` and the samples lost before it ([`Self::infer_number`]), from
     /// its residual on the floor if numbered next; the link a backlog
-    /// drains at is followed ([`Self::track_link`]).
+    /// drains at is followed ([`Self::track_link`]). `counted`: the
+    /// samples a drain watch that overturned its verdict on this arrival
+    /// counted lost on the link in its gap (see [`Self::watch_drain`]).
     #[inline(always)]
     fn number_arrival(
         &mut self,
@@ -970,13 +973,10 @@ impl Estimator {
         since_last: Option<i64>,
         period: Option<f64>,
         queued: bool,
+        counted: Option<i64>,
     ) -> (i64, u64) {
-        // In a replay after a drain watch, the watch's count of a gap of
-        // several link intervals (the tracker needs a few gaps first).
-        let link_losses = match self.replay_step.take() {
-            Some(k) if k >= 2 => Some(i64::from(k) - 1),
-            _ => since_last.and_then(|gap| self.link_losses(gap as f64)),
-        };
+        let link_losses =
+            counted.or_else(|| since_last.and_then(|gap| self.link_losses(gap as f64)));
         let r0 = self
             .last_n
             .and_then(|prev| self.floor_residual(prev.saturating_add(1), q, period));

@@ -68,15 +68,6 @@ impl Pulses {
         self.last_n = None;
     }
 
-    /// The state without the fit's buffers (no allocation; see
-    /// `Estimator::shell`).
-    pub fn shell(&self) -> Pulses {
-        Pulses {
-            refs: self.refs.shell(),
-            ..*self
-        }
-    }
-
     /// Numbers the pulse stamped `h` against the samples (by the pulse
     /// line, else by the pulses' phase on the arrival floor, else by the
     /// floor alone), rejects glitches and adds it to the pulse fit. Before

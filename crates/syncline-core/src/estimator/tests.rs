@@ -4375,3 +4375,75 @@ fn a_tick_hidden_by_f64_stamps_is_fitted_and_no_loss() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A sample of [`random_drain`]: its number, the estimate's error, the
+/// number it was given and the revisions its estimate told.
+type DrainedSample = (i64, i64, i64, u32);
+
+/// A random drain behind a stall: a sensor of period 5-20 ms (1 ms +
+/// Exp(0.1 periods) late) stalls at sample 1000 for 20-100 periods; a
+/// link that delivers at most one sample every 0.78-0.9 periods drains the
+/// backlog, and 0-2 of its first 10 samples are lost after their turn on
+/// the link. Returns, per sample delivered, its number, the estimate's
+/// error, number and revisions told; the status; the samples lost.
+fn random_drain(seed: u64) -> (Vec<DrainedSample>, EstimatorStatus, Vec<i64>) {
+    let mut rng = Rng(seed);
+    let p = 5_000_000 + (rng.next() * 15e6) as i64;
+    let stall = (20.0 + rng.next() * 80.0) as i64 * p;
+    let interval = ((0.78 + rng.next() * 0.12) * p as f64) as i64;
+    let lost: Vec<i64> = (0..(rng.next() * 3.0) as usize)
+        .map(|_| 1002 + (rng.next() * 10.0) as i64)
+        .collect();
+    let mut e = est_model(Some(p));
+    let (mut last, mut out) = (0i64, Vec::new());
+    let (stall_at, stall_end) = (T0 + 1000 * p, T0 + 1000 * p + stall);
+    for k in 0..3000i64 {
+        let t = T0 + k * p;
+        let mut ready = t + 1_000_000 + rng.exp(0.1 * p as f64);
+        if (stall_at..stall_end).contains(&ready) {
+            ready = stall_end;
+        }
+        let q = ready.max(last + interval);
+        last = q;
+        if !lost.contains(&k) {
+            let est = e.update(ts(q)).unwrap();
+            out.push((k, est.stamp.as_nanos() - t, est.sample, est.revised));
+        }
+    }
+    let mut lost = lost;
+    lost.sort_unstable();
+    lost.dedup();
+    (out, e.status(), lost)
+}
+
+#[test]
+fn a_drain_watch_overturns_in_place_and_tells_each_revision() {
+    // The pause verdict on the stall is overturned by the drain's arrivals
+    // falling behind one period per sample, and the numbers it gave are
+    // revised in place: from the arrival that revised them on, every
+    // sample of the backlog has its true number and its place on the line
+    // of before the stall (no restart, no change, exactly the losses on
+    // the link), and
+    // the revisions the estimates tell add up to the status' count.
+    for seed in 1..=16u64 {
+        let (out, st, lost) = random_drain(seed * 7919);
+        let e0 = out[200].1;
+        let told: u64 = out.iter().map(|s| u64::from(s.3)).sum();
+        assert_eq!(told, st.revisions, "seed {seed}: {st:?}");
+        // (Sample 1001 gives the pause verdict, revising 1000's number.)
+        let at = out
+            .iter()
+            .position(|s| s.0 > 1001 && s.3 > 0)
+            .unwrap_or_else(|| panic!("seed {seed}: no revision, {st:?}"));
+        assert!(out[at].0 < 1000 + DRAIN_WATCH as i64, "seed {seed}");
+        // (The backlog lasts 90 samples or more; after it, the numbering
+        // is that of any stream behind the link.)
+        for &(k, err, n, _) in out[at..].iter().take_while(|s| s.0 < 1090) {
+            assert_eq!(n, k, "seed {seed}: sample {k}, {st:?}");
+            assert!((err - e0).abs() < 300_000, "seed {seed}: sample {k} {err}");
+        }
+        assert_eq!(st.restarts, 0, "seed {seed}: {st:?}");
+        assert_eq!(st.changes_detected, 0, "seed {seed}: {st:?}");
+        assert_eq!(st.losses_detected, lost.len() as u64, "seed {seed}: {st:?}");
+    }
+}

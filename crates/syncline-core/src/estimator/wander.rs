@@ -138,8 +138,7 @@ impl Kf {
 #[derive(Debug, Clone)]
 pub(crate) struct Wander {
     /// The newest committed samples since the last clear (`count % RING`
-    /// is the next slot; [`RING`] of them, in place: a copy of the
-    /// stage's state holds them, see `Wander::shell`).
+    /// is the next slot; [`RING`] of them, in place).
     ring: [Point; RING],
     /// Samples written into the ring since the last clear.
     count: usize,
@@ -227,26 +226,6 @@ impl Wander {
             scratch: std::mem::take(&mut self.scratch),
             history_sums: std::mem::take(&mut self.history_sums),
             ..Wander::empty(self.t)
-        };
-    }
-
-    /// The stage's state without its scratch buffer (no allocation), for
-    /// [`Self::restore`].
-    pub fn shell(&self) -> Wander {
-        Wander {
-            scratch: Vec::new(),
-            history_sums: Blocks::default(),
-            ..*self
-        }
-    }
-
-    /// Puts the stage back as `shell` (from [`Self::shell`]) was, keeping
-    /// this one's scratch buffer.
-    pub fn restore(&mut self, shell: &Wander) {
-        *self = Wander {
-            scratch: std::mem::take(&mut self.scratch),
-            history_sums: std::mem::take(&mut self.history_sums),
-            ..*shell
         };
     }
 
