@@ -1,6 +1,7 @@
 //! End-to-end speed of the async aligner: 4 input streams of different
 //! types → `FanOut` → 4 typed bounded channels → 4 consumer tasks; the same
-//! through a `Router` into 4 consumers (one input each) and into 1 consumer
+//! through a `Router` into 4 consumers (one input each; read one sample at a
+//! time with `next()`, and in batches with `recv_many`) and into 1 consumer
 //! (all four inputs in one order), on a 2-worker multi-thread tokio runtime.
 //!
 //! `cargo bench --bench aligner_async`
@@ -158,10 +159,42 @@ fn drain<T: Send + 'static>(
     })
 }
 
+/// Drains a router consumer in batches (`recv_many`, as the fan-out's
+/// consumers drain their channels), checking the order.
+fn drain_many<T: Send + 'static>(
+    rt: &tokio::runtime::Runtime,
+    mut c: Consumer<Stamped<T>>,
+) -> tokio::task::JoinHandle<u64> {
+    rt.spawn(async move {
+        let mut n = 0u64;
+        let mut last = Timestamp::MIN;
+        let mut batch = Vec::with_capacity(256);
+        while c.recv_many(&mut batch, 256).await > 0 {
+            for s in batch.drain(..) {
+                assert!(s.stamp >= last, "in order");
+                last = s.stamp;
+                black_box(&s.value);
+                n += 1;
+            }
+        }
+        n
+    })
+}
+
 /// The same 4 inputs through a `Router` into 4 consumers (one input each,
-/// lossless backpressure queues of 1,024).
+/// lossless backpressure queues of 1,024), read one sample at a time.
 #[divan::bench(args = [100_000])]
 fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize) {
+    router_4_streams_4_consumers(bencher, per_stream, false);
+}
+
+/// The same, read in batches of up to 256 (`recv_many`).
+#[divan::bench(args = [100_000])]
+fn router_4_streams_4_consumers_recv_many_multi_thread(bencher: Bencher, per_stream: usize) {
+    router_4_streams_4_consumers(bencher, per_stream, true);
+}
+
+fn router_4_streams_4_consumers(bencher: Bencher, per_stream: usize, batches: bool) {
     let (rt, inputs) = setup(per_stream);
     bencher
         .counter(ItemsCount::new(4 * per_stream))
@@ -178,12 +211,21 @@ fn router_4_streams_4_consumers_multi_thread(bencher: Bencher, per_stream: usize
                 r.input("odom", stream::iter(odom), cfg),
                 r.input("gps", stream::iter(gps), cfg),
             );
-            let consumers = [
-                drain(&rt, r.consumer("a", policy).route(ids.0, |s| s).build()),
-                drain(&rt, r.consumer("b", policy).route(ids.1, |s| s).build()),
-                drain(&rt, r.consumer("c", policy).route(ids.2, |s| s).build()),
-                drain(&rt, r.consumer("d", policy).route(ids.3, |s| s).build()),
-            ];
+            let consumers = if batches {
+                [
+                    drain_many(&rt, r.consumer("a", policy).route(ids.0, |s| s).build()),
+                    drain_many(&rt, r.consumer("b", policy).route(ids.1, |s| s).build()),
+                    drain_many(&rt, r.consumer("c", policy).route(ids.2, |s| s).build()),
+                    drain_many(&rt, r.consumer("d", policy).route(ids.3, |s| s).build()),
+                ]
+            } else {
+                [
+                    drain(&rt, r.consumer("a", policy).route(ids.0, |s| s).build()),
+                    drain(&rt, r.consumer("b", policy).route(ids.1, |s| s).build()),
+                    drain(&rt, r.consumer("c", policy).route(ids.2, |s| s).build()),
+                    drain(&rt, r.consumer("d", policy).route(ids.3, |s| s).build()),
+                ]
+            };
             let driver = rt.spawn(r.build());
             rt.block_on(async move {
                 let status = driver.await.expect("driver");

@@ -495,7 +495,7 @@ impl<T> Aligner<T> {
         self.push_inner(id, stamp, value, Some(arrival))
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_inner(
         &mut self,
         id: StreamId,
@@ -504,8 +504,11 @@ impl<T> Aligner<T> {
         arrival: Option<Timestamp>,
     ) -> Push<T> {
         let slot = id.slot();
+        // The threshold is at least 1 s: a step needs `stamp < cur` (or
+        // `stamp > latest`), one comparison that settles most pushes.
         if self.detect_steps
             && let Some(cur) = self.current
+            && stamp < cur
             && cur.nanos_since_wide(stamp) > self.step
             && self
                 .slots
@@ -515,6 +518,7 @@ impl<T> Aligner<T> {
             self.step_back();
         }
         if let Some(latest) = self.latest
+            && stamp > latest
             && stamp.nanos_since_wide(latest) > self.step
         {
             self.forward_jumps = self.forward_jumps.saturating_add(1);

@@ -305,9 +305,13 @@ impl<E> Shared<E> {
 
     /// Hands the driver's outbox `out` over to the queue, by the policy,
     /// under one lock. Returns the new credit (the room left; unbounded for
-    /// keep-newest) and whether a push would now wait for room: a
-    /// backpressure consumer, open, not stalled, with a full queue.
-    fn hand_over(&self, out: &mut Vec<Item<E>>) -> (usize, bool) {
+    /// keep-newest), whether a push would now wait for room (a
+    /// backpressure consumer, open, not stalled, with a full queue), and
+    /// whether the receiver is owed a wake-up: the queue went from empty to
+    /// non-empty (the receiver sleeps only on an empty queue and re-checks
+    /// under the lock after registering: one wake per batch, not per
+    /// sample). The caller wakes it, after the lock is released.
+    fn hand_over(&self, out: &mut Vec<Item<E>>) -> (usize, bool, bool) {
         let mut q = self.lock();
         let q = &mut *q;
         let was_empty = q.items.is_empty();
@@ -358,12 +362,7 @@ impl<E> Shared<E> {
             usize::MAX
         };
         let waits = backpressure && !q.status.stalled && !q.status.closed && credit == 0;
-        // The receiver sleeps only on an empty queue (it re-checks under the
-        // lock after registering): one wake per batch, not per sample.
-        if was_empty && !q.items.is_empty() {
-            self.items.wake();
-        }
-        (credit, waits)
+        (credit, waits, was_empty && !q.items.is_empty())
     }
 
     /// Marks the consumer stalled (its deadline passed while full).
@@ -411,6 +410,16 @@ impl<E> Shared<E> {
             self.report(i, s, DropKind::Closed);
         }
         self.room.wake();
+    }
+
+    /// Keep-newest: moves the oldest `limit` queued samples (at most) to
+    /// the end of `buf` under one lock; returns how many.
+    fn take_newest(&self, buf: &mut Vec<E>, limit: usize) -> usize {
+        let mut q = self.lock();
+        let n = limit.min(q.items.len());
+        buf.extend(q.items.drain(..n).map(|(_, _, item)| item));
+        q.status.received += n as u64;
+        n
     }
 
     /// Keep-newest: the oldest queued sample. Backpressure (its buffer
@@ -485,6 +494,9 @@ pub(super) struct Outlet<E> {
     /// outbox holds fewer items, they are sure to fit (only the driver adds
     /// to the queue).
     credit: usize,
+    /// `min(batch, credit)`: the outbox is handed over when it holds this
+    /// many (one comparison per push).
+    limit: usize,
 }
 
 impl<E> Outlet<E> {
@@ -495,6 +507,7 @@ impl<E> Outlet<E> {
             items: Vec::with_capacity(batch),
             batch,
             credit: policy.capacity(),
+            limit: batch.min(policy.capacity()),
         }
     }
 
@@ -504,15 +517,20 @@ impl<E> Outlet<E> {
     #[inline]
     pub(super) fn push(&mut self, input: u32, stamp: Timestamp, item: E) {
         self.items.push((input, stamp, item));
-        if self.items.len() >= self.batch || self.items.len() >= self.credit {
+        if self.items.len() >= self.limit {
             self.hand_over();
         }
     }
 
-    /// See [`Shared::hand_over`]; refreshes the credit.
+    /// See [`Shared::hand_over`]; refreshes the credit and wakes the
+    /// receiver if it is owed a wake-up (after the lock is released).
     fn hand_over(&mut self) -> bool {
-        let (credit, waits) = self.shared.hand_over(&mut self.items);
+        let (credit, waits, wake) = self.shared.hand_over(&mut self.items);
         self.credit = credit;
+        self.limit = self.batch.min(credit);
+        if wake {
+            self.shared.items.wake();
+        }
         waits
     }
 }
@@ -582,6 +600,8 @@ pub struct Consumer<E> {
     step: usize,
     /// The value of `taken` at which it is woken next.
     wake_at: usize,
+    /// A keep-newest consumer (it takes from the queue, not a buffer).
+    keep_newest: bool,
 }
 
 impl<E> std::fmt::Debug for Consumer<E> {
@@ -609,28 +629,104 @@ impl<E> Consumer<E> {
             taken: 0,
             step,
             wake_at: step,
+            keep_newest: matches!(policy, QueuePolicy::KeepNewest { .. }),
         }
     }
 
-    /// The next sample from the buffer, else from the queue.
-    #[inline]
+    /// The next sample from the buffer, else from the queue. The buffer's
+    /// path is inlined into the receiver's poll; the refill is not.
+    #[inline(always)]
     fn take(&mut self) -> Option<E> {
         if self.local.is_empty() {
-            if let Some(item) = self.shared.refill(&mut self.local, &mut self.taken) {
-                return Some(item);
-            }
-            self.wake_at = self.step;
+            return self.take_refilled();
         }
+        self.take_local()
+    }
+
+    /// The next sample from the buffer.
+    #[inline(always)]
+    fn take_local(&mut self) -> Option<E> {
         let (_, _, item) = self.local.pop_front()?;
         self.taken += 1;
         self.shared.taken.0.store(self.taken, Ordering::Relaxed);
         if self.taken == self.wake_at {
-            // The room given back since the last wake may be what the
-            // aligner waits for (it waits only on a full queue).
-            self.wake_at += self.step;
-            self.shared.room.wake();
+            self.wake_room();
         }
         Some(item)
+    }
+
+    /// The room given back since the last wake may be what the aligner
+    /// waits for (it waits only on a full queue).
+    #[inline(never)]
+    fn wake_room(&mut self) {
+        self.wake_at += self.step;
+        self.shared.room.wake();
+    }
+
+    /// [`take`](Self::take) with an empty buffer: from the queue.
+    #[inline(never)]
+    fn take_refilled(&mut self) -> Option<E> {
+        if let Some(item) = self.shared.refill(&mut self.local, &mut self.taken) {
+            return Some(item);
+        }
+        self.wake_at = self.step;
+        self.take_local()
+    }
+
+    /// Moves up to `limit` samples to the end of `buf`: from the buffer,
+    /// refilled from the queue once (one lock) when it runs out, or, for a
+    /// keep-newest consumer, from the queue under one lock. Returns how
+    /// many.
+    fn take_many(&mut self, buf: &mut Vec<E>, limit: usize) -> usize {
+        if self.keep_newest {
+            return self.shared.take_newest(buf, limit);
+        }
+        let mut moved = 0;
+        for _ in 0..2 {
+            if self.local.is_empty() {
+                // Never `Some` for a backpressure consumer.
+                let _ = self.shared.refill(&mut self.local, &mut self.taken);
+                self.wake_at = self.step;
+            }
+            let n = (limit - moved).min(self.local.len());
+            buf.extend(self.local.drain(..n).map(|(_, _, item)| item));
+            moved += n;
+            self.taken += n;
+            self.shared.taken.0.store(self.taken, Ordering::Relaxed);
+            if self.taken >= self.wake_at {
+                // As in `take_local`: one wake for the room given back.
+                while self.wake_at <= self.taken {
+                    self.wake_at += self.step;
+                }
+                self.shared.room.wake();
+            }
+            if moved == limit || !self.local.is_empty() {
+                break;
+            }
+        }
+        moved
+    }
+
+    fn pop_many(&mut self, cx: &mut Context<'_>, buf: &mut Vec<E>, limit: usize) -> Poll<usize> {
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        let n = self.take_many(buf, limit);
+        if n > 0 {
+            return Poll::Ready(n);
+        }
+        self.shared.items.register(cx.waker());
+        let n = self.take_many(buf, limit);
+        if n > 0 {
+            return Poll::Ready(n);
+        }
+        if self.shared.finished.load(Ordering::Acquire) {
+            // Everything handed over before `finish` is in the queue.
+            return Poll::Ready(self.take_many(buf, limit));
+        }
+        // As in `pop`: a receiver that waits lets a waiting aligner push.
+        self.shared.room.wake();
+        Poll::Pending
     }
 
     fn pop(&mut self, cx: &mut Context<'_>) -> Poll<Option<E>> {
@@ -656,6 +752,40 @@ impl<E> Consumer<E> {
     /// empty.
     pub async fn recv(&mut self) -> Option<E> {
         std::future::poll_fn(|cx| self.pop(cx)).await
+    }
+
+    /// Waits for at least one sample, then moves every queued sample, up to
+    /// `limit`, to the end of `buffer`, in order, and returns how many (as
+    /// tokio's `mpsc::Receiver::recv_many`). It returns 0 once the aligner
+    /// finished and the queue is empty, or when `limit` is 0. A consumer
+    /// that handles samples in batches drains its whole queue per wake-up
+    /// this way, with one lock per batch and no call per sample. A
+    /// keep-newest consumer hands over its oldest queued samples; the
+    /// newer ones stay queued.
+    ///
+    /// ```
+    /// # use syncline::aligner::{AlignerConfig, QueuePolicy, RouterBuilder, StreamConfig};
+    /// # use syncline::{Stamped, TimeDelta, Timestamp};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), syncline::aligner::AlignerError> {
+    /// let samples = (0..1000).map(|k| Stamped::new(Timestamp::from_nanos(k * 1000), k));
+    /// let mut r = RouterBuilder::new(AlignerConfig { timeout: TimeDelta::from_millis(1) });
+    /// let input = r.input("input", futures::stream::iter(samples), StreamConfig::new(TimeDelta::from_micros(1))?);
+    /// let policy = QueuePolicy::backpressure(256, TimeDelta::from_millis(10));
+    /// let mut consumer = r.consumer("batches", policy).route(input, |s| s).build();
+    /// let driver = tokio::spawn(r.build());
+    /// let (mut batch, mut total) = (Vec::with_capacity(256), 0);
+    /// while consumer.recv_many(&mut batch, 256).await > 0 {
+    ///     total += batch.len();
+    ///     batch.clear();
+    /// }
+    /// assert_eq!(total, 1000);
+    /// driver.await.unwrap();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn recv_many(&mut self, buffer: &mut Vec<E>, limit: usize) -> usize {
+        std::future::poll_fn(|cx| self.pop_many(cx, buffer, limit)).await
     }
 
     /// Takes a sample if one is queued.

@@ -227,14 +227,18 @@ impl<O> Engine<O> {
     }
 
     pub(super) fn publish(&mut self) {
-        // Consumers' outboxes first: the status counts them as routed.
-        for o in &mut self.outlets {
-            o.flush();
-        }
         self.since_status = 0;
         // Nobody watches: nothing to build (a new receiver gets a fresh
-        // status from `watch`, and `status()` reads the live counters).
+        // status from `watch`, and `status()` reads the live counters),
+        // nor to hand over early (the driver hands every outbox over
+        // before it waits or yields, so `status()` between polls finds
+        // them empty; a hand-over here would split the consumers' batches
+        // and wake them twice as often).
         if self.status_tx.receiver_count() > 0 {
+            // Consumers' outboxes first: the status counts them as routed.
+            for o in &mut self.outlets {
+                o.flush();
+            }
             let status = self.status();
             self.status_tx.send_replace(status);
         }

@@ -58,10 +58,13 @@ fn timed_input(
 /// What a consumer task saw: `(stamp, arrival, received)` per sample.
 type Seen = Arc<Mutex<Vec<(Timestamp, i64, i64)>>>;
 
-/// A consumer task that takes `work` ns per sample (`None`: never reads).
+/// A consumer task that takes `work` ns per sample (`None`: never reads),
+/// reading one sample at a time (`batch` 0) or up to `batch` at once
+/// (`recv_many`).
 fn consume<E: Send + 'static>(
     mut c: Consumer<E>,
     work: Option<i64>,
+    batch: usize,
     info: impl Fn(&E) -> (Timestamp, i64) + Send + 'static,
     clock: TokioClock,
 ) -> (Seen, tokio::task::JoinHandle<Consumer<E>>) {
@@ -72,12 +75,28 @@ fn consume<E: Send + 'static>(
             std::future::pending::<()>().await;
             return c;
         };
-        while let Some(item) = c.next().await {
-            let (stamp, arrival) = info(&item);
-            let now = clock.now().nanos_since_wide(at(T0)) as i64;
-            out.lock().unwrap().push((stamp, arrival, now));
-            if work > 0 {
-                tokio::time::sleep(Duration::from_nanos(work as u64)).await;
+        let mut items = Vec::new();
+        loop {
+            if batch == 0 {
+                match c.next().await {
+                    Some(item) => items.push(item),
+                    None => break,
+                }
+            } else {
+                let before = items.len();
+                let n = c.recv_many(&mut items, batch).await;
+                assert!(n <= batch && items.len() == before + n);
+                if n == 0 {
+                    break;
+                }
+            }
+            for item in items.drain(..) {
+                let (stamp, arrival) = info(&item);
+                let now = clock.now().nanos_since_wide(at(T0)) as i64;
+                out.lock().unwrap().push((stamp, arrival, now));
+                if work > 0 {
+                    tokio::time::sleep(Duration::from_nanos(work as u64)).await;
+                }
             }
         }
         c
@@ -142,8 +161,8 @@ async fn stuck_keep_newest_consumer_does_not_delay_the_others() {
         .consumer("vision", QueuePolicy::keep_newest(2))
         .route(camera, |s| s)
         .build();
-    let (fused, f_task) = consume(fusion, Some(0), fusion_info, clock);
-    let (_, v_task) = consume(vision, None, plain_info, clock);
+    let (fused, f_task) = consume(fusion, Some(0), 0, fusion_info, clock);
+    let (_, v_task) = consume(vision, None, 0, plain_info, clock);
     let status = r.build().await;
     let _ = f_task.await.unwrap();
     v_task.abort();
@@ -191,7 +210,7 @@ async fn stuck_backpressure_consumer_stalls_after_its_deadline() {
         .consumer("fast", QueuePolicy::keep_newest(8))
         .route(imu, |s| s)
         .build();
-    let (seen, f_task) = consume(fast, Some(0), plain_info, clock);
+    let (seen, f_task) = consume(fast, Some(0), 0, plain_info, clock);
     let status = r.build().await;
     let _ = f_task.await.unwrap();
 
@@ -248,15 +267,16 @@ async fn always_ready_input_yields() {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
-    /// Random input timings, consumer speeds and policies: every consumer
-    /// sees its samples in order, and every routed sample is received or
-    /// counted as dropped.
+    /// Random input timings, consumer speeds, policies and reading styles
+    /// (one at a time, or batches of random size): every consumer sees its
+    /// samples in order, and every routed sample is received or counted as
+    /// dropped.
     #[test]
     fn random_consumers_keep_order_and_conservation(
         inputs in prop::collection::vec(
             (1i64..20, 0i64..10, prop::collection::vec(0i64..30, 1..6), 5usize..60), 2..4),
         consumers in prop::collection::vec(
-            (any::<bool>(), 1usize..6, 0i64..20, prop::option::of(0i64..15), 1u8..8), 1..4),
+            (any::<bool>(), 1usize..6, 0i64..20, prop::option::of(0i64..15), 1u8..8, 0usize..5), 1..4),
         timeout_ms in 1i64..40,
     ) {
         let rt = paused_runtime();
@@ -271,7 +291,7 @@ proptest! {
                 ids.push(r.input(&format!("in{k}"), timed_input(*n, period * ms, phase * ms, lat), cfg));
             }
             let mut tasks = Vec::new();
-            for (j, (keep, cap, deadline, work, mask)) in consumers.iter().enumerate() {
+            for (j, (keep, cap, deadline, work, mask, batch)) in consumers.iter().enumerate() {
                 let policy = if *keep {
                     QueuePolicy::keep_newest(*cap)
                 } else {
@@ -283,7 +303,7 @@ proptest! {
                         c = c.route(*id, |s| s);
                     }
                 }
-                tasks.push(consume(c.build(), work.map(|w| w * ms / 4), plain_info, clock));
+                tasks.push(consume(c.build(), work.map(|w| w * ms / 4), *batch, plain_info, clock));
             }
             let status = r.build().await;
             for (j, (seen, task)) in tasks.into_iter().enumerate() {
@@ -366,13 +386,14 @@ async fn from_conversion_and_a_dropped_receiver() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     /// Replay (no clock): backpressure consumers of random capacities that
-    /// read at random paces (yielding after some samples) get every sample
-    /// of their inputs, in order, never more queued than their capacity,
-    /// and the driver never hangs waiting for room.
+    /// read at random paces (yielding after some samples), one at a time or
+    /// in batches of random size, get every sample of their inputs, in
+    /// order, never more queued than their capacity, and the driver never
+    /// hangs waiting for room.
     #[test]
     fn replay_backpressure_consumers_lose_nothing(
         inputs in prop::collection::vec((1i64..20, 0i64..10, 1usize..300), 1..4),
-        consumers in prop::collection::vec((1usize..40, 1usize..8, 1u8..8), 1..4),
+        consumers in prop::collection::vec((1usize..40, 1usize..8, 1u8..8, 0usize..50), 1..4),
     ) {
         let rt = paused_runtime();
         rt.block_on(async move {
@@ -384,7 +405,7 @@ proptest! {
                 ids.push(r.input(&format!("in{k}"), futures::stream::iter(samples), cfg));
             }
             let mut tasks = Vec::new();
-            for (j, (cap, pace, mask)) in consumers.iter().enumerate() {
+            for (j, (cap, pace, mask, batch)) in consumers.iter().enumerate() {
                 let policy = QueuePolicy::backpressure(*cap, TimeDelta::from_millis(1));
                 let mut c = r.consumer::<Stamped<(usize, i64)>>(&format!("c{j}"), policy);
                 for (k, id) in ids.iter().enumerate() {
@@ -392,13 +413,24 @@ proptest! {
                         c = c.route(*id, |s| s);
                     }
                 }
-                let (mut c, pace) = (c.build(), *pace);
+                let (mut c, pace, batch) = (c.build(), *pace, *batch);
                 tasks.push(tokio::spawn(async move {
                     let mut seen = Vec::new();
-                    while let Some(s) = c.next().await {
-                        seen.push(s.stamp);
-                        if seen.len() % pace == 0 {
-                            tokio::task::yield_now().await;
+                    let mut items = Vec::new();
+                    loop {
+                        if batch == 0 {
+                            match c.next().await {
+                                Some(s) => items.push(s),
+                                None => break,
+                            }
+                        } else if c.recv_many(&mut items, batch).await == 0 {
+                            break;
+                        }
+                        for s in items.drain(..) {
+                            seen.push(s.stamp);
+                            if seen.len() % pace == 0 {
+                                tokio::task::yield_now().await;
+                            }
                         }
                     }
                     (seen, c.status())
@@ -494,7 +526,7 @@ async fn steady_reader_of_a_long_batch_is_not_stalled() {
         StreamConfig::new(TimeDelta::ZERO).unwrap(),
     );
     let c = r.consumer("steady", policy).route(imu, |s| s).build();
-    let (seen, task) = consume(c, Some(900_000), plain_info, clock);
+    let (seen, task) = consume(c, Some(900_000), 0, plain_info, clock);
     let status = r.build().await;
     let c = task.await.unwrap();
 
