@@ -760,15 +760,9 @@ impl Estimator {
     }
 
     /// Density of residual `r` above the floor for a sample on time: the
-    /// jitter, exponential with the measured mean (on a quantised arrival
-    /// clock, behind up to a tick of the grid's own delay,
-    /// `quant::on_time_density`).
+    /// jitter, exponential with the measured mean.
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
-        let least = p * self.cfg.tuning.on_time_mean_min;
-        if let (Some(tick), Some(mu)) = (self.fit.quantised_tick, self.fit.quantised_delay_mean()) {
-            return super::quant::on_time_density(r, mu, tick, least);
-        }
-        let mu = self.fit.mean_r.max(least);
+        let mu = self.fit.mean_r.max(p * self.cfg.tuning.on_time_mean_min);
         (-r.max(0.0) / mu).exp() / mu
     }
 }
