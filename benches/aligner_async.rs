@@ -86,12 +86,7 @@ fn consume<T: Send + 'static>(
         let mut last = Timestamp::MIN;
         let mut batch = Vec::with_capacity(256);
         while rx.recv_many(&mut batch, 256).await > 0 {
-            for s in batch.drain(..) {
-                assert!(s.stamp >= last, "in order");
-                last = s.stamp;
-                black_box(&s.value);
-                n += 1;
-            }
+            n += take_in_order(&mut batch, &mut last);
         }
         n
     })
@@ -159,6 +154,18 @@ fn drain<T: Send + 'static>(
     })
 }
 
+/// Empties a batch a consumer received, checking that its stamps keep
+/// the order of those before it; returns how many it held.
+fn take_in_order<T>(batch: &mut Vec<Stamped<T>>, last: &mut Timestamp) -> u64 {
+    let n = batch.len() as u64;
+    for s in batch.drain(..) {
+        assert!(s.stamp >= *last, "in order");
+        *last = s.stamp;
+        black_box(&s.value);
+    }
+    n
+}
+
 /// Drains a router consumer in batches (`recv_many`, as the fan-out's
 /// consumers drain their channels), checking the order.
 fn drain_many<T: Send + 'static>(
@@ -170,12 +177,7 @@ fn drain_many<T: Send + 'static>(
         let mut last = Timestamp::MIN;
         let mut batch = Vec::with_capacity(256);
         while c.recv_many(&mut batch, 256).await > 0 {
-            for s in batch.drain(..) {
-                assert!(s.stamp >= last, "in order");
-                last = s.stamp;
-                black_box(&s.value);
-                n += 1;
-            }
+            n += take_in_order(&mut batch, &mut last);
         }
         n
     })
