@@ -694,11 +694,12 @@ impl<E> Consumer<E> {
             self.taken += n;
             self.shared.taken.0.store(self.taken, Ordering::Relaxed);
             if self.taken >= self.wake_at {
-                // As in `take_local`: one wake for the room given back.
-                while self.wake_at <= self.taken {
+                // As in `take_local`: one wake for the room given back,
+                // the next one a step past what is taken now.
+                while self.wake_at + self.step <= self.taken {
                     self.wake_at += self.step;
                 }
-                self.shared.room.wake();
+                self.wake_room();
             }
             if moved == limit || !self.local.is_empty() {
                 break;
