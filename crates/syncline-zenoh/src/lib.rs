@@ -23,7 +23,7 @@ pub mod wire;
 
 pub use config::{NetConfig, open, open_file};
 pub use stamped::{
-    ClockId, ClockPolicy, OnPublisherLost, PublisherOptions, Received, StampedPublisher,
+    ClockId, ClockPolicy, Finished, OnPublisherLost, PublisherOptions, Received, StampedPublisher,
     StampedSubscriber, StreamStats, SubscriberConfig,
 };
 pub use timing::{LinkStats, TimingConfig, ZenohCoordinator, ZenohParticipant, check_name};

@@ -19,13 +19,20 @@
 //! Every publisher holds a liveliness token `syncline/publisher/ID/KEY`;
 //! a subscriber sees a publisher go (killed, host lost) and, by
 //! configuration, ends its stream or waits for another.
+//!
+//! Every subscriber answers queries on `syncline/progress/PUB/SUB/KEY`
+//! (`PUB`, `SUB`: ids in hex) with the last sequence number it has received
+//! from publisher `PUB` (8 bytes, little-endian; 0 for none), so that
+//! [`StampedPublisher::finish`] can wait until its samples have left the
+//! network before the session closes.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use serde::Serialize;
@@ -36,6 +43,7 @@ use zenoh::Wait;
 use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::{Publisher, Subscriber};
 use zenoh::qos::{CongestionControl, Priority};
+use zenoh::query::{ConsolidationMode, QueryTarget, Queryable};
 use zenoh::sample::{Sample, SampleKind};
 
 use crate::Error;
@@ -127,9 +135,25 @@ fn token_key(id: u64, key: &str) -> String {
     format!("syncline/publisher/{id:016x}/{key}")
 }
 
+const PROGRESS: &str = "syncline/progress/";
+
+/// What [`StampedPublisher::finish`] found when it returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    /// Samples published (the last sequence number).
+    pub published: u64,
+    /// Subscribers that answered the last progress query.
+    pub subscribers: usize,
+    /// Subscribers not known to have received the last sample when the
+    /// timeout passed: those that answered with an earlier one, or 1 when
+    /// subscribers match but none answered (0: every subscriber caught up).
+    pub behind: usize,
+}
+
 /// Publishes stamped samples of `T` under one key expression.
 pub struct StampedPublisher<T> {
     publisher: Publisher<'static>,
+    session: zenoh::Session,
     id: u64,
     seq: u64,
     clock: ClockId,
@@ -180,6 +204,7 @@ impl<T: Serialize> StampedPublisher<T> {
             .map_err(Error::zenoh)?;
         Ok(StampedPublisher {
             publisher,
+            session: session.clone(),
             id,
             seq: 0,
             clock,
@@ -227,6 +252,64 @@ impl<T: Serialize> StampedPublisher<T> {
     /// Samples published so far (the last sequence number).
     pub fn published(&self) -> u64 {
         self.seq
+    }
+
+    /// Waits until every subscriber has received the last sample
+    /// published, or `timeout` has passed, then undeclares the publisher.
+    ///
+    /// Call it before closing the session or leaving the process: a
+    /// [`publish`](Self::publish) returns once zenoh has queued the sample,
+    /// and what is still queued or on the link when the session closes is
+    /// lost if a subscriber has fallen behind (zenoh gives the link a few
+    /// seconds to drain). The subscribers answer progress queries (module
+    /// docs); one that joined after the last sample, or a plain zenoh
+    /// subscriber on the key that does not answer, keeps this waiting until
+    /// `timeout`. With no subscriber it returns at once.
+    pub async fn finish(self, timeout: Duration) -> Result<Finished, Error> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let query = format!("{PROGRESS}{:016x}/*/{}", self.id, self.publisher.key_expr());
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let replies = self
+                .session
+                .get(&query)
+                .target(QueryTarget::All)
+                .consolidation(ConsolidationMode::None)
+                .timeout(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
+                .await
+                .map_err(Error::zenoh)?;
+            let (mut subscribers, mut behind) = (0, 0);
+            while let Ok(reply) = replies.recv_async().await {
+                let Ok(sample) = reply.result() else { continue };
+                let seq =
+                    <[u8; 8]>::try_from(&*sample.payload().to_bytes()).map(u64::from_le_bytes);
+                subscribers += 1;
+                if !matches!(seq, Ok(seq) if seq >= self.seq) {
+                    behind += 1;
+                }
+            }
+            // No answer while subscribers match: they have not answered
+            // yet (one whose queue is full answers once it has room).
+            if subscribers == 0 {
+                let matching = self
+                    .publisher
+                    .matching_status()
+                    .await
+                    .map_err(Error::zenoh)?;
+                behind = usize::from(matching.matching());
+            }
+            let now = tokio::time::Instant::now();
+            if behind == 0 || now >= deadline {
+                return Ok(Finished {
+                    published: self.seq,
+                    subscribers,
+                    behind,
+                });
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
     }
 }
 
@@ -336,7 +419,8 @@ pub struct StreamStats {
 }
 
 enum Event {
-    Sample(Sample),
+    /// A sample and its header (`None`: missing or malformed).
+    Sample(Sample, Option<Header>),
     Alive(Sample),
 }
 
@@ -391,6 +475,43 @@ struct PubState {
     alive: bool,
 }
 
+/// The last sequence number received from each publisher, noted by the
+/// data callback once the sample is queued (or counted as overflow), for
+/// the publishers' progress queries.
+#[derive(Default)]
+struct Progress(Mutex<HashMap<u64, u64>>);
+
+impl Progress {
+    fn note(&self, publisher: u64, seq: u64) {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if last.len() >= MAX_PUBLISHERS && !last.contains_key(&publisher) {
+            last.clear();
+        }
+        let at = last.entry(publisher).or_insert(0);
+        *at = (*at).max(seq);
+    }
+
+    /// Answers `syncline/progress/PUB/*/KEY` on `syncline/progress/PUB/ME/KEY`.
+    fn answer(&self, query: &zenoh::query::Query, me: u64) {
+        let key = query.key_expr().as_str();
+        let Some((publisher, key)) = key
+            .strip_prefix(PROGRESS)
+            .and_then(|r| r.split_once('/'))
+            .and_then(|(p, r)| Some((u64::from_str_radix(p, 16).ok()?, r.split_once('/')?.1)))
+        else {
+            return;
+        };
+        let seq = {
+            let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            last.get(&publisher).copied().unwrap_or(0)
+        };
+        let reply = format!("{PROGRESS}{publisher:016x}/{me:016x}/{key}");
+        if let Err(e) = query.reply(reply, seq.to_le_bytes().to_vec()).wait() {
+            tracing::debug!(error = %e, "stamped stream: progress answer not sent");
+        }
+    }
+}
+
 /// A subscription to stamped samples of `T`: a
 /// `Stream<Item = Stamped<Received<T>>>` in arrival order (per publisher:
 /// publication order). [`values`](Self::values) gives plain
@@ -403,7 +524,7 @@ pub struct StampedSubscriber<T> {
     clock: Option<ClockId>,
     stats: StreamStats,
     ended: bool,
-    _subscribers: (Subscriber<()>, Subscriber<()>),
+    _subscribers: (Subscriber<()>, Subscriber<()>, Queryable<()>),
     _t: PhantomData<fn() -> T>,
 }
 
@@ -433,9 +554,23 @@ impl<T: DeserializeOwned> StampedSubscriber<T> {
             .await
             .map_err(Error::zenoh)?;
         let data_queue = queue.clone();
+        let progress = Arc::new(Progress::default());
+        let received = progress.clone();
         let data = session
             .declare_subscriber(key.to_string())
-            .callback(move |s| data_queue.push(Event::Sample(s)))
+            .callback(move |s| {
+                let header = s.attachment().and_then(|a| Header::decode(&a.to_bytes()));
+                data_queue.push(Event::Sample(s, header));
+                if let Some(h) = header {
+                    received.note(h.publisher, h.seq);
+                }
+            })
+            .await
+            .map_err(Error::zenoh)?;
+        let me = instance_id();
+        let answers = session
+            .declare_queryable(format!("{PROGRESS}*/{me:016x}/{key}"))
+            .callback(move |q| progress.answer(&q, me))
             .await
             .map_err(Error::zenoh)?;
         let clock = match config.clock {
@@ -450,7 +585,7 @@ impl<T: DeserializeOwned> StampedSubscriber<T> {
             clock,
             stats: StreamStats::default(),
             ended: false,
-            _subscribers: (alive, data),
+            _subscribers: (alive, data, answers),
             _t: PhantomData,
         })
     }
@@ -487,8 +622,8 @@ impl<T: DeserializeOwned> StampedSubscriber<T> {
         })
     }
 
-    fn accept(&mut self, s: &Sample) -> Option<Stamped<Received<T>>> {
-        let Some(h) = s.attachment().and_then(|a| Header::decode(&a.to_bytes())) else {
+    fn accept(&mut self, s: &Sample, header: Option<Header>) -> Option<Stamped<Received<T>>> {
+        let Some(h) = header else {
             self.stats.malformed += 1;
             return None;
         };
@@ -565,8 +700,8 @@ impl<T: DeserializeOwned> Stream for StampedSubscriber<T> {
                 return Poll::Ready(None);
             }
             match this.rx.poll_next_unpin(cx) {
-                Poll::Ready(Some(Event::Sample(s))) => {
-                    if let Some(item) = this.accept(&s) {
+                Poll::Ready(Some(Event::Sample(s, header))) => {
+                    if let Some(item) = this.accept(&s, header) {
                         return Poll::Ready(Some(item));
                     }
                 }

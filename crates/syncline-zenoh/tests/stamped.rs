@@ -66,6 +66,11 @@ fn publisher_role() {
         if role == "hang" {
             tokio::time::sleep(Duration::from_secs(60)).await;
         }
+        // Wait until the subscriber has everything: the link's content is
+        // lost when the session closes under a subscriber far behind.
+        let finished = publisher.finish(Duration::from_secs(120)).await.unwrap();
+        assert_eq!((finished.published, finished.behind), (n, 0));
+        assert!(finished.subscribers >= 1);
         session.close().await.unwrap();
     });
 }
@@ -127,6 +132,46 @@ async fn a_stream_arrives_complete_in_order_with_stamps_unchanged() {
         (n, 0, 0, 0)
     );
     assert_eq!(stats.publishers_lost, 1);
+    assert!(child.wait().unwrap().success());
+    session.close().await.unwrap();
+}
+
+/// A subscriber that falls seconds behind still gets every sample of a
+/// publisher that exits: the publisher's `finish` waits for it before the
+/// session closes (without it, what was still on the link was lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_subscriber_gets_everything_a_finished_publisher_sent() {
+    let ep = format!("tcp/127.0.0.1:{}", free_port());
+    let key = format!("test/{}/slow", std::process::id());
+    let session = NetConfig::new().listen(&ep).open().await.unwrap();
+    let config = SubscriberConfig {
+        on_publisher_lost: OnPublisherLost::End,
+        capacity: 64,
+        ..SubscriberConfig::default()
+    };
+    let mut sub = StampedSubscriber::<Imu>::new(&session, &key, config)
+        .await
+        .unwrap();
+    let n = 10_000;
+    let mut child = spawn_publisher("exit", &ep, &key, n);
+    let mut got = 0u64;
+    while let Some(s) = tokio::time::timeout(Duration::from_secs(60), sub.next())
+        .await
+        .expect("samples keep coming")
+    {
+        assert_eq!(s.value.seq, got + 1, "in order, none missing");
+        got += 1;
+        // About 10 s to take all: far behind a publisher done in a blink.
+        if got.is_multiple_of(10) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    assert_eq!(got, n);
+    let stats = sub.stats();
+    assert_eq!(
+        (stats.delivered, stats.lost, stats.publishers_lost),
+        (n, 0, 1)
+    );
     assert!(child.wait().unwrap().success());
     session.close().await.unwrap();
 }
