@@ -354,13 +354,17 @@ const STEP_WINDOWS: usize = 5;
 
 /// The halves of one window length: the one being filled, the newest
 /// one, and the newest pairs of halves (`pairs[i % 4]` is halves `i - 1`
-/// and `i` merged: a segment of the test).
+/// and `i` merged: a segment of the test), with each pair's slope and
+/// centred `Σx²` (`slopes[i % 4]`, see [`Seg::slope`]), taken once when
+/// the pair is made (each pair is tested twice: as the newer segment,
+/// then as the older one).
 #[derive(Debug, Clone, Copy, Default)]
 struct Halves {
     filling: Block,
     filled: u32,
     newest: Block,
     pairs: [Block; 4],
+    slopes: [(f64, f64); 4],
     done: u32,
 }
 
@@ -437,11 +441,30 @@ impl Seg {
 
     /// The slope, the centred `Σx²` and the sum of squared residuals.
     pub fn fit(&self) -> (f64, f64, f64) {
+        let (b, cxx) = self.slope();
+        (b, cxx, self.residual_ss(b))
+    }
+
+    /// The slope and the centred `Σx²` ([`Self::fit`] without the
+    /// residuals).
+    #[inline(always)]
+    pub fn slope(&self) -> (f64, f64) {
         let cxx = self.sxx - self.sx * self.sx / self.k;
-        let cxy = self.sxy - self.sx * self.sy / self.k;
+        (self.cxy() / cxx, cxx)
+    }
+
+    /// The sum of squared residuals about the line of slope `b` (the
+    /// slope of [`Self::slope`]).
+    #[inline(always)]
+    pub fn residual_ss(&self, b: f64) -> f64 {
         let cyy = self.syy - self.sy * self.sy / self.k;
-        let b = cxy / cxx;
-        (b, cxx, (cyy - b * cxy).max(0.0))
+        (cyy - b * self.cxy()).max(0.0)
+    }
+
+    /// The centred `Σxy`.
+    #[inline(always)]
+    fn cxy(&self) -> f64 {
+        self.sxy - self.sx * self.sy / self.k
     }
 }
 
@@ -501,28 +524,32 @@ impl SlopeSteps {
         self.in_block = 0;
         let mut due = [false; STEP_WINDOWS];
         let mut completed = [false; STEP_WINDOWS];
+        let slope_ref = self.slope_ref;
         for j in 0..STEP_WINDOWS {
+            // The unit (a block, or a shorter window's newest half) is
+            // read in place: the windows before `j` are not written below.
+            let (before, from_j) = self.windows.split_at_mut(j);
             let (unit, len) = match self.sources[j] {
-                None => (self.block, self.block_len),
+                None => (&self.block, self.block_len),
                 Some(k) if completed[usize::from(k)] => (
-                    self.windows[usize::from(k)].newest,
+                    &before[usize::from(k)].newest,
                     Self::half(t.step_windows[usize::from(k)]),
                 ),
                 Some(_) => continue,
             };
-            let slope_ref = self.slope_ref;
-            let w = &mut self.windows[j];
+            let w = &mut from_j[0];
             if w.filled == 0 {
-                w.filling = unit;
+                w.filling = *unit;
             } else {
-                w.filling.merge(&unit, slope_ref);
+                w.filling.merge(unit, slope_ref);
             }
             w.filled += len;
             if w.filled >= Self::half(t.step_windows[j]) {
                 if w.done >= 1 {
-                    let mut pair = w.newest;
-                    pair.merge(&w.filling, slope_ref);
-                    w.pairs[w.done as usize % 4] = pair;
+                    let i = w.done as usize % 4;
+                    w.pairs[i] = w.newest;
+                    w.pairs[i].merge(&w.filling, slope_ref);
+                    w.slopes[i] = w.pairs[i].seg.slope();
                 }
                 w.newest = w.filling;
                 w.done = w.done.saturating_add(1);
@@ -581,19 +608,22 @@ impl SlopeSteps {
         let w = &self.windows[j];
         // The newest two halves, and the two before them.
         let newest = w.done.wrapping_sub(1);
-        let (newer, older) = (
-            &w.pairs[newest as usize % 4],
-            &w.pairs[newest.wrapping_sub(2) as usize % 4],
-        );
-        let (b1, c1, e1) = newer.seg.fit();
-        let (b0, c0, e0) = older.seg.fit();
+        let (i1, i0) = (newest as usize % 4, newest.wrapping_sub(2) as usize % 4);
+        let ((b1, c1), (b0, c0)) = (w.slopes[i1], w.slopes[i0]);
         let d = b0 - b1;
-        let s2 = (e1 + e0) / (2 * m - 4) as f64;
-        let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
         // A jitter-free stream (se 0) steps on any slope change beyond
         // `step_min`. (Tested first: most tests end here, before the
-        // window's samples are looked up.)
-        if !(d.is_finite() && d >= t.step_min * period && d > t.step_t * se) {
+        // residuals are summed or the window's samples looked up.)
+        if !(d.is_finite() && d >= t.step_min * period) {
+            return None;
+        }
+        let (e1, e0) = (
+            w.pairs[i1].seg.residual_ss(b1),
+            w.pairs[i0].seg.residual_ss(b0),
+        );
+        let s2 = (e1 + e0) / (2 * m - 4) as f64;
+        let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
+        if d <= t.step_t * se || se.is_nan() {
             return None;
         }
         // The samples the window spans in the history (its numbers
@@ -603,7 +633,7 @@ impl SlopeSteps {
         // free samples' delays follow the packets' phase, not independent
         // jitter, and the t statistic does not hold. A few samples queued
         // behind a late one (FIFO delivery under jitter) are left out.
-        let n0 = older.n0;
+        let n0 = w.pairs[i0].n0;
         let at = pts.partition_point(|p| p.n < n0);
         if pts.get(at).is_none_or(|p| p.n != n0) {
             return None;

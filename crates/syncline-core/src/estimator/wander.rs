@@ -142,6 +142,12 @@ pub(crate) struct Wander {
     ring: [Point; RING],
     /// Samples written into the ring since the last clear.
     count: usize,
+    /// The ring's newest sample (number, arrival, queued), and its
+    /// arrival gap to the one before it where that one is free and
+    /// numbered right before it: the screen's lag-1 difference needs no
+    /// ring read.
+    newest: Option<(i64, i64, bool)>,
+    lag1: Option<i64>,
     since_check: u32,
     /// The last samples whose numbers are multiples of [`CHECKPOINT`]
     /// (the screen's differences at lag [`LAG`]), oldest first.
@@ -201,6 +207,8 @@ impl Wander {
             t,
             ring: [NONE; RING],
             count: 0,
+            newest: None,
+            lag1: None,
             since_check: 0,
             marks: [(i64::MIN, 0); MARKS],
             e1: f64::INFINITY,
@@ -261,15 +269,22 @@ impl Wander {
     #[inline(always)]
     pub fn push(&mut self, p: Point) -> bool {
         let Point { n, q, queued } = p;
-        // The lag-1 difference with the ring's two newest samples.
-        if self.count >= 2 {
-            let (a, b) = (self.at(self.count - 2), self.at(self.count - 1));
-            if b.n.wrapping_sub(a.n) == 1 && n.wrapping_sub(b.n) == 1 && !(a.queued || queued) {
-                let d = (q - b.q) as f64 - (b.q - a.q) as f64;
-                self.block.0 += (d * d).min(self.t.wander_screen_clip * self.e1);
-                self.block.2 += 1;
-            }
+        // The lag-1 difference with the ring's two newest samples `a`, `b`
+        // (kept as `b` and the gap `b − a`, where `a` is free and right
+        // before `b`: no ring reads on this path).
+        if let (Some((bn, bq, _)), Some(gap)) = (self.newest, self.lag1)
+            && n.wrapping_sub(bn) == 1
+            && !queued
+        {
+            let d = (q - bq) as f64 - gap as f64;
+            self.block.0 += (d * d).min(self.t.wander_screen_clip * self.e1);
+            self.block.2 += 1;
         }
+        self.lag1 = self
+            .newest
+            .filter(|&(bn, _, bqueued)| n.wrapping_sub(bn) == 1 && !bqueued)
+            .map(|(_, bq, _)| q - bq);
+        self.newest = Some((n, q, queued));
         if n.rem_euclid(CHECKPOINT) == 0 && !queued {
             self.marks.copy_within(1.., 0);
             self.marks[MARKS - 1] = (n, q);
