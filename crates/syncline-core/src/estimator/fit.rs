@@ -594,6 +594,25 @@ impl LineFit {
         self.quant.excess(n, q, self.quantised_tick?)
     }
 
+    /// In the quantised mode, the quantised clock's fitted line: the floor
+    /// of the samples' ready times, which the lower envelope of their
+    /// arrivals does not find (over less than a turn of their phase on the
+    /// grid it runs at the grid's tick, not at the period).
+    pub fn quantised_floor(&self) -> Option<Line> {
+        (self.mode == FitMode::Quantised)
+            .then(|| self.quant.fitted())
+            .flatten()
+    }
+
+    /// The mean of the delays' tail beyond the wait for the tick on a
+    /// quantised arrival clock (`None` on a clock not quantised): the
+    /// floor's mean residual, as on any clock. (The quantised fit's own
+    /// mean delay is shorter by about half a tick: a latency step of 1.2
+    /// periods on a 4 ms tick under a 10 ms period then read as a loss.)
+    pub fn quantised_delay_mean(&self) -> Option<f64> {
+        self.quantised_tick.map(|_| self.mean_r)
+    }
+
     /// The floor line (lower envelope), once two points exist.
     pub fn floor(&self) -> Option<Line> {
         self.floor
@@ -1037,7 +1056,10 @@ impl LineFit {
             return;
         };
         let prev_limit = self.ls_limit();
-        let half = 0.5 * f.slope;
+        // Half a period, beyond a quantised arrival clock's own wait for
+        // its next tick (up to a tick: a 15.6 ms tick under an 8.8 ms
+        // period put most on-time samples beyond half a period).
+        let half = 0.5 * f.slope + self.quantised_tick.unwrap_or(0.0);
         let (fx, fy) = (
             f.n0.saturating_sub(first.n) as f64,
             f.q0.saturating_sub(first.q) as f64,

@@ -4313,6 +4313,69 @@ fn a_pause_longer_than_the_window_is_still_a_pause() {
     );
 }
 
+/// A quantised arrival clock whose tick is 0.9-2 periods, its stamps
+/// carried as `f64` ns since 1970 (in 256 ns steps near 1.7e18, as
+/// `scripts/family_draws.py` writes them: the gaps' exact gcd falls to 256
+/// ns): a period of 0.5-20 ms, a latency of 0.1-2 ms, exponential delays
+/// of mean 1-45 % of the period, delivered in order, no loss. The period,
+/// the tick, a description and `(time, arrival)` per sample.
+fn f64_quantised_stream(seed: u64) -> (i64, i64, String, Vec<(i64, i64)>) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let p = (5e5 * 40f64.powf(rng.next())) as i64;
+    let tick = ((0.9 + 1.1 * rng.next()) * p as f64) as i64;
+    let phase = (rng.next() * tick as f64) as i64;
+    let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
+    let mean = (0.01 + 0.44 * rng.next()) * p as f64;
+    let rate = 1.0 + 100e-6 * (rng.next() - 0.5);
+    let mut last = i64::MIN;
+    let s: Vec<(i64, i64)> = (0..2000i64)
+        .map(|n| {
+            let t = T0 + (n as f64 * p as f64 * rate) as i64;
+            let ready = (t + latency + rng.exp(mean)).max(last);
+            last = ready;
+            let q = ((ready - phase).div_euclid(tick) + 1) * tick + phase;
+            // The stamp as an `f64` carries it.
+            (t, q as f64 as i64)
+        })
+        .collect();
+    let what = format!("period {p} ns, tick {tick} ns, mean delay {mean:.0} ns");
+    (p, tick, what, s)
+}
+
+/// [`f64_quantised_stream`]: the tick is found up to the stamps' error
+/// (`quant::near_gcd`) and fitted as quantised, and the numbering takes
+/// the wait for the tick for what it is: a sample up to a tick late on
+/// the floor is on time (`quant::on_time_density`), a gap of whole ticks
+/// is no link draining a backlog (`Estimator::track_link`), the floor is
+/// the quantised fit's line (`LineFit::quantised_floor`). Without these,
+/// the exact gcd fell to 256 ns, the floor followed the grid, and whole
+/// ticks late read as losses: 2-4 x Rock's RMS on five family draws of
+/// the kind (seed 2: 212016, 212033, 212049, 212116, 212134). Here
+/// 20 streams: none may take more than two losses (3 take one, before
+/// the tick is known), and the RMS after the first 200 samples stays below
+/// a fifth of the tick (0.6-7.4 % of it now).
+#[test]
+fn a_tick_hidden_by_f64_stamps_is_fitted_and_no_loss() {
+    let failed: Vec<String> = (1..=20u64)
+        .filter_map(|seed| {
+            let (p, tick, what, s) = f64_quantised_stream(seed);
+            let mut e = est(Some(p));
+            let rms = debiased_rms(&errors(&mut e, &s)[200..]);
+            let st = e.status();
+            (st.losses_detected > 2 || rms > 0.2 * tick as f64 || st.mode != FitMode::Quantised)
+                .then(|| {
+                    format!(
+                        "seed {seed}: {what}: {:?}, {} losses, rms {:.1} us",
+                        st.mode,
+                        st.losses_detected,
+                        rms / 1e3
+                    )
+                })
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
 /// A sample of [`random_drain`]: its number, the estimate's error, the
 /// number it was given and the revisions its estimate told.
 type DrainedSample = (i64, i64, i64, u32);

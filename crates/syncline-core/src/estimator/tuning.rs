@@ -571,6 +571,13 @@ pub struct Tuning {
     /// no tick fall to a fine one (a µs or less for ms gaps) instead of stopping at a spurious
     /// coarse one.
     pub tick_stamp_share: f64,
+    /// A tick found only up to the stamps' error (`quant::near_gcd`, not exact) is taken as
+    /// the clock's where the samples' phase on it moves by at least this many times
+    /// `tick_stamp_error_ns` per sample. Gaps of a sensor with no grid and a jitter within the
+    /// stamps' error share a near tick about one gap long, whose distance to the period (the
+    /// phase's step) is within the gaps' spread: up to twice the gcd's tolerance of a one-tick
+    /// gap, `2 · tick_stamp_error_ns`, either way.
+    pub near_tick_min_step: f64,
     // ---- Reference pulses (`reference.rs`).
     /// The pulses' phase deviation assumed before any is measured (in periods: a phase
     /// tolerance of a quarter period).
@@ -765,6 +772,7 @@ impl Default for Tuning {
             quant_max_tick_periods: 20.0,
             tick_stamp_error_ns: 1_000.0,
             tick_stamp_share: 0.1,
+            near_tick_min_step: 4.0,
             ref_dev_start: 0.25 / 6.0,
             ref_jump_run: 3,
             ref_first_slack: 0.1,
