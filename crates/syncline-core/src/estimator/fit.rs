@@ -1197,18 +1197,47 @@ impl LineFit {
         if !self.stats_valid {
             return self.mode;
         }
-        if self.quantised_tick.is_some() {
-            return if self.quant.line().is_some() {
-                FitMode::Quantised
-            } else {
-                FitMode::LeastSquares
-            };
-        }
         let enter = if self.chosen {
             self.ls_enter
         } else {
             self.t.ls_enter_ratio
         };
+        if let Some(tick) = self.quantised_tick {
+            if self.quant.line().is_none() {
+                return FitMode::LeastSquares;
+            }
+            // The delays beyond the grid. A residual is the delay plus the
+            // wait for the tick, about uniform over a tick as the phase
+            // goes round (mean τ/2, variance τ²/12) and independent of it,
+            // so the delays' spread is what the residuals' variance has
+            // beyond that. The quantised likelihood is written for
+            // exponential delays, whose mean is about their spread; under
+            // Gaussian jitter (a mean of 2.5-3 spreads above its lower
+            // tail) it puts the line at that tail, which wanders with the
+            // history, where least squares on the arrivals does not. The
+            // mean is read twice, each with its own noise: above the floor
+            // less half a tick, and beyond the quantised fit's line
+            // (`QuantFit::delay_mean`); both must show the symmetric law
+            // (`Tuning::quant_ls_enter_ratio`).
+            let spread = (self.std_r * self.std_r - tick * tick / 12.0)
+                .max(0.0)
+                .sqrt();
+            let over = |mean: f64| if spread > 0.0 { mean / spread } else { 0.0 };
+            let (floor_ratio, fit_ratio) = (
+                over(self.mean_r - 0.5 * tick),
+                over(self.quant.delay_mean()),
+            );
+            let symmetric = if self.mode == FitMode::LeastSquares {
+                floor_ratio > self.t.quant_ls_leave_ratio && fit_ratio > self.t.quant_ls_leave_ratio
+            } else {
+                floor_ratio > self.t.quant_ls_enter_ratio && fit_ratio > self.t.quant_ls_enter_ratio
+            };
+            return if symmetric {
+                FitMode::LeastSquares
+            } else {
+                FitMode::Quantised
+            };
+        }
         let ratio = if self.std_r > 0.0 {
             self.mean_r / self.std_r
         } else {

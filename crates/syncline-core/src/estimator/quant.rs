@@ -295,6 +295,12 @@ impl QuantFit {
         self.fitted
     }
 
+    /// The fitted mean of the exponential delay beyond the line (ns), 0
+    /// before the first fit.
+    pub fn delay_mean(&self) -> f64 {
+        self.mu
+    }
+
     /// The output line (the fit's slope, its offset anchored).
     pub fn line(&self) -> Option<Line> {
         self.out
