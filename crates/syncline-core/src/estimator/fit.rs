@@ -594,6 +594,25 @@ impl LineFit {
         self.quant.excess(n, q, self.quantised_tick?)
     }
 
+    /// In the quantised mode, the quantised clock's fitted line: the floor
+    /// of the samples' ready times, which the lower envelope of their
+    /// arrivals does not find (over less than a turn of their phase on the
+    /// grid it runs at the grid's tick, not at the period).
+    pub fn quantised_floor(&self) -> Option<Line> {
+        (self.mode == FitMode::Quantised)
+            .then(|| self.quant.fitted())
+            .flatten()
+    }
+
+    /// The mean of the delays' tail beyond the wait for the tick on a
+    /// quantised arrival clock (`None` on a clock not quantised): the
+    /// floor's mean residual, as on any clock. (The quantised fit's own
+    /// mean delay is shorter by about half a tick: a latency step of 1.2
+    /// periods on a 4 ms tick under a 10 ms period then read as a loss.)
+    pub fn quantised_delay_mean(&self) -> Option<f64> {
+        self.quantised_tick.map(|_| self.mean_r)
+    }
+
     /// The floor line (lower envelope), once two points exist.
     pub fn floor(&self) -> Option<Line> {
         self.floor
@@ -1037,7 +1056,10 @@ impl LineFit {
             return;
         };
         let prev_limit = self.ls_limit();
-        let half = 0.5 * f.slope;
+        // Half a period, beyond a quantised arrival clock's own wait for
+        // its next tick (up to a tick: a 15.6 ms tick under an 8.8 ms
+        // period put most on-time samples beyond half a period).
+        let half = 0.5 * f.slope + self.quantised_tick.unwrap_or(0.0);
         let (fx, fy) = (
             f.n0.saturating_sub(first.n) as f64,
             f.q0.saturating_sub(first.q) as f64,
@@ -1175,18 +1197,47 @@ impl LineFit {
         if !self.stats_valid {
             return self.mode;
         }
-        if self.quantised_tick.is_some() {
-            return if self.quant.line().is_some() {
-                FitMode::Quantised
-            } else {
-                FitMode::LeastSquares
-            };
-        }
         let enter = if self.chosen {
             self.ls_enter
         } else {
             self.t.ls_enter_ratio
         };
+        if let Some(tick) = self.quantised_tick {
+            if self.quant.line().is_none() {
+                return FitMode::LeastSquares;
+            }
+            // The delays beyond the grid. A residual is the delay plus the
+            // wait for the tick, about uniform over a tick as the phase
+            // goes round (mean τ/2, variance τ²/12) and independent of it,
+            // so the delays' spread is what the residuals' variance has
+            // beyond that. The quantised likelihood is written for
+            // exponential delays, whose mean is about their spread; under
+            // Gaussian jitter (a mean of 2.5-3 spreads above its lower
+            // tail) it puts the line at that tail, which wanders with the
+            // history, where least squares on the arrivals does not. The
+            // mean is read twice, each with its own noise: above the floor
+            // less half a tick, and beyond the quantised fit's line
+            // (`QuantFit::delay_mean`); both must show the symmetric law
+            // (`Tuning::quant_ls_enter_ratio`).
+            let spread = (self.std_r * self.std_r - tick * tick / 12.0)
+                .max(0.0)
+                .sqrt();
+            let over = |mean: f64| if spread > 0.0 { mean / spread } else { 0.0 };
+            let (floor_ratio, fit_ratio) = (
+                over(self.mean_r - 0.5 * tick),
+                over(self.quant.delay_mean()),
+            );
+            let symmetric = if self.mode == FitMode::LeastSquares {
+                floor_ratio > self.t.quant_ls_leave_ratio && fit_ratio > self.t.quant_ls_leave_ratio
+            } else {
+                floor_ratio > self.t.quant_ls_enter_ratio && fit_ratio > self.t.quant_ls_enter_ratio
+            };
+            return if symmetric {
+                FitMode::LeastSquares
+            } else {
+                FitMode::Quantised
+            };
+        }
         let ratio = if self.std_r > 0.0 {
             self.mean_r / self.std_r
         } else {

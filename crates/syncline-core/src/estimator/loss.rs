@@ -321,6 +321,8 @@ impl Estimator {
         self.fit.mark();
         w.judged = pd;
         w.restarted = restarted;
+        w.clock = self.clock;
+        w.quantised_tick = self.fit.quantised_tick;
         w.evidence = self.evidence;
         (w.losses, w.delays, w.changes) = (
             self.st.losses_detected,
@@ -426,7 +428,8 @@ impl Estimator {
     /// * Losses: the evidence and the counts as the verdict found them,
     ///   plus the delay and the losses on the link.
     /// * The clock line: the fit's points as the verdict found them
-    ///   (`LineFit::put_back`, which also undoes a restart), plus the
+    ///   (`LineFit::put_back`, which also undoes a restart; the arrival
+    ///   clock, too, as the verdict found it), plus the
     ///   judged sample, delayed; the drained samples stay out of it (late
     ///   by the backlog, they say nothing of the line), an arrival after
     ///   the backlog drained enters it.
@@ -445,6 +448,8 @@ impl Estimator {
         }
         if w.restarted {
             self.st.restarts = self.st.restarts.saturating_sub(1);
+            self.clock = w.clock;
+            self.fit.quantised_tick = w.quantised_tick;
         }
         self.evidence = w.evidence;
         self.st.losses_detected = w.losses;
@@ -760,9 +765,15 @@ impl Estimator {
     }
 
     /// Density of residual `r` above the floor for a sample on time: the
-    /// jitter, exponential with the measured mean.
+    /// jitter, exponential with the measured mean (on a quantised arrival
+    /// clock, behind up to a tick of the grid's own delay,
+    /// `quant::on_time_density`).
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
-        let mu = self.fit.mean_r.max(p * self.cfg.tuning.on_time_mean_min);
+        let least = p * self.cfg.tuning.on_time_mean_min;
+        if let (Some(tick), Some(mu)) = (self.fit.quantised_tick, self.fit.quantised_delay_mean()) {
+            return super::quant::on_time_density(r, mu, tick, least);
+        }
+        let mu = self.fit.mean_r.max(least);
         (-r.max(0.0) / mu).exp() / mu
     }
 }

@@ -358,6 +358,12 @@ struct DrainWatch {
     judged: Pending,
     /// The verdict restarted the fits (a pause on a new phase).
     restarted: bool,
+    /// The arrival clock as the verdict found it: a restart forgets it,
+    /// and an overturn, which undoes the restart, puts it back (else the
+    /// gcd of the drain's gaps, one link interval each, started it over).
+    clock: ArrivalClock,
+    /// The quantised tick the fit took from that clock.
+    quantised_tick: Option<f64>,
     /// The loss evidence and the counts of losses, delays and changes as
     /// the verdict found them: the verdict and the arrivals numbered on
     /// it added to them, and an overturn takes those back.
@@ -582,6 +588,8 @@ impl Estimator {
                 drained: false,
             },
             restarted: false,
+            clock: ArrivalClock::default(),
+            quantised_tick: None,
             evidence: LossEvidence::default(),
             losses: 0,
             delays: 0,
@@ -1293,9 +1301,13 @@ impl Estimator {
         self.st.restarts += 1;
     }
 
-    /// The floor line (or, with a single point, the expected period from it).
+    /// The floor line (or, with a single point, the expected period from
+    /// it; on a quantised arrival clock, the quantised fit's line).
     fn floor_line(&self, period: Option<f64>) -> Option<Line> {
         if let Some(l) = self.young_line() {
+            return Some(l);
+        }
+        if let Some(l) = self.fit.quantised_floor() {
             return Some(l);
         }
         if self.fit.len() >= 2
@@ -1596,9 +1608,18 @@ impl Estimator {
     /// intervals adds to it; a longer gap that is none (the link paused)
     /// leaves it; a shorter one starts another. A sample not late (the
     /// backlog drained) or queued right behind its predecessor ends it.
+    /// Not on a quantised arrival clock, where every gap is a whole number
+    /// of ticks: a sample late on the floor by the wait for its tick came
+    /// a tick after the one before it, like a backlog drained at a link's
+    /// interval, and a gap of two ticks (its phase going round) read as a
+    /// loss.
     #[inline(always)]
     fn track_link(&mut self, n: i64, q: i64, r0: Option<f64>, gap: f64, p: f64) {
         if gap >= p && self.link.is_none() {
+            return;
+        }
+        if self.fit.quantised_tick.is_some() {
+            self.link = None;
             return;
         }
         // The residual for number n: the one for the next number unless
@@ -1740,45 +1761,70 @@ impl Estimator {
     /// [`Self::note_gap`] when there is work to do.
     #[inline(never)]
     fn note_gap_work(&mut self, gap: i64, period: Option<f64>) {
-        // The gcd only shrinks: once below 2 % of the period it stays there
-        // and is no longer worth computing.
+        // The gcds only shrink: once below 2 % of the period they stay
+        // there and are no longer worth computing.
         let t = self.cfg.tuning;
         let coarse = |tick: i64| period.is_some_and(|p| tick as f64 >= p * t.coarse_tick);
-        // The tick up to the stamps' error, which the jitter's width is
-        // measured beyond (`ArrivalClock::resolution`).
+        let mut fell = false;
+        // The tick up to the stamps' error: the clock's resolution, which
+        // the jitter's width is measured beyond (`ArrivalClock::resolution`),
+        // and the tick the fit takes where stamps miss their grid by a
+        // little (an `f64` of ns since 1970: the exact gcd falls to 256 ns
+        // at the first gap that is off by a step).
         if gap > 0 && (self.clock.near_tick == 0 || coarse(self.clock.near_tick)) {
             let near = quant::near_gcd(self.clock.near_tick.unsigned_abs(), gap.unsigned_abs(), &t);
             self.clock.near_tick = near as i64;
+            self.clock.near_gaps = self.clock.near_gaps.saturating_add(1);
+            fell = !coarse(self.clock.near_tick);
         }
         if gap > 0 && (self.clock.tick == 0 || coarse(self.clock.tick)) {
             self.clock.tick = gcd(self.clock.tick.unsigned_abs(), gap.unsigned_abs()) as i64;
             self.clock.gaps = self.clock.gaps.saturating_add(1);
-            if let Some(p) = period {
-                // A tick that divides the period puts every sample at the
-                // same phase of the grid (a constant offset, harmless); a
-                // tick on which the phase goes round makes the floor
-                // follow the grid.
-                // The phase is tested at the expected period where there
-                // is one: a floor that follows the grid takes its slope
-                // from the grid (a tick within a few % of the period), and
-                // the period it fits would say that the phase stands still.
-                let tick = self.clock.tick as f64;
-                let p = self.expected.unwrap_or(p);
-                self.fit.quantised_tick = (self.clock.gaps >= t.coarse_tick_gaps
-                    && tick >= p * t.coarse_tick
-                    && self.phase_turns(tick, p))
-                .then_some(tick);
-                if !coarse(self.clock.tick) {
-                    self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
-                    self.clock.soft_from = self.last_n.unwrap_or(i64::MIN);
-                }
-            }
-        } else if self.clock.soft_wait > 0 {
+            fell |= !coarse(self.clock.tick);
+        } else if !fell && self.clock.soft_wait > 0 {
             self.clock.soft_wait -= 1;
             if self.clock.soft_wait == 0 {
                 self.soft_tick(period);
             }
+            return;
         }
+        if let Some(p) = period {
+            // A tick that divides the period puts every sample at the
+            // same phase of the grid (a constant offset, harmless); a
+            // tick on which the phase goes round makes the floor follow
+            // the grid. The phase is tested at the expected period where
+            // there is one: a floor that follows the grid takes its slope
+            // from the grid (a tick within a few % of the period), and the
+            // period it fits would say that the phase stands still.
+            let p = self.expected.unwrap_or(p);
+            let on = |tick: i64, gaps: u32| {
+                let tick = tick as f64;
+                (gaps >= t.coarse_tick_gaps
+                    && tick >= p * t.coarse_tick
+                    && self.phase_turns(tick, p))
+                .then_some(tick)
+            };
+            // The exact tick first; else the near one, where the phase
+            // moves by more per sample than gaps within the stamps' error
+            // of one another would show without any grid.
+            self.fit.quantised_tick = on(self.clock.tick, self.clock.gaps).or_else(|| {
+                on(self.clock.near_tick, self.clock.near_gaps).filter(|&tick| {
+                    self.phase_step(tick, p) >= t.near_tick_min_step * t.tick_stamp_error_ns
+                })
+            });
+            if fell && !coarse(self.clock.tick) && !coarse(self.clock.near_tick) {
+                self.clock.soft_wait = self.cfg.tuning.soft_tick_after;
+                self.clock.soft_from = self.last_n.unwrap_or(i64::MIN);
+            }
+        }
+    }
+
+    /// How far (ns) the samples' phase on a grid of `tick` ns moves from
+    /// one sample to the next at period `p`: the period's distance to a
+    /// whole number of ticks.
+    fn phase_step(&self, tick: f64, p: f64) -> f64 {
+        let f = (p / tick).fract();
+        f.min(1.0 - f) * tick
     }
 
     /// Whether the samples' phase on a grid of `tick` ns (at most

@@ -94,6 +94,8 @@ pub(crate) struct ArrivalClock {
     /// which spreads the gaps whether or not the fit takes the arrivals as
     /// quantised.
     pub near_tick: i64,
+    /// Arrival gaps in that gcd.
+    pub near_gaps: u32,
     /// A host tick the arrivals lie near but not exactly on, and an
     /// arrival time on its grid.
     pub soft_tick: Option<(f64, i64)>,
@@ -111,6 +113,7 @@ impl Default for ArrivalClock {
             tick: 0,
             gaps: 0,
             near_tick: 0,
+            near_gaps: 0,
             soft_tick: None,
             soft_wait: 0,
             soft_from: i64::MIN,
@@ -153,6 +156,19 @@ pub(crate) fn near_gcd(a: u64, b: u64, t: &Tuning) -> u64 {
         (x, y) = (y, r);
     }
     x
+}
+
+/// Density of residual `r` (ns) above the floor for a sample on time on an
+/// arrival clock of tick `tick`: the wait for the next tick, up to a whole
+/// tick and about uniform (the phases go round), then the delay,
+/// exponential of mean `mu` (at least `least`). Flat over the first tick,
+/// then falling: a sample late by up to a tick is as likely on time as
+/// right on the floor, where the exponential law of the residuals alone (a
+/// mean of about half a tick) put a sample one tick of about a period late
+/// after a loss (`Estimator::infer_number`).
+pub(crate) fn on_time_density(r: f64, mu: f64, tick: f64, least: f64) -> f64 {
+    let mu = mu.max(least);
+    (-(r - tick).max(0.0) / mu).exp() / (mu + tick)
 }
 
 /// The state of the quantised-clock fit.
@@ -271,6 +287,18 @@ impl QuantFit {
     /// where the new ones belong).
     pub fn resync(&mut self) {
         self.anchor = None;
+    }
+
+    /// The fitted line: every free sample arrives after it, by up to a
+    /// tick plus its delay.
+    pub fn fitted(&self) -> Option<Line> {
+        self.fitted
+    }
+
+    /// The fitted mean of the exponential delay beyond the line (ns), 0
+    /// before the first fit.
+    pub fn delay_mean(&self) -> f64 {
+        self.mu
     }
 
     /// The output line (the fit's slope, its offset anchored).
@@ -400,8 +428,17 @@ impl QuantFit {
         // Centre the parametrisation on the middle of the history so that
         // offset and slope are nearly uncorrelated.
         let n0 = first.n + (last.n - first.n) / 2;
-        let mut l = match self.fitted {
-            Some(l) if l.slope > 0.0 && l.slope.is_finite() => l,
+        // A first fit starts at the expected period where there is one:
+        // the floor or least squares over less than a turn of the samples'
+        // phase on the grid take their slope from the grid (a 1.128 ms
+        // tick under a 1.155 ms period turns every 42 samples), beyond
+        // the prior's gate, and the likelihood, flat along the slope over
+        // so few samples, kept the grid's slope.
+        let mut l = match (self.fitted, period) {
+            (Some(l), _) if l.slope > 0.0 && l.slope.is_finite() => l,
+            (_, Some(p)) if p > 0.0 && p.is_finite() && !self.prior_dropped => {
+                Line { slope: p, ..start }
+            }
             _ => start,
         };
         let Some(c0) = l.offset(n0) else {

@@ -571,6 +571,25 @@ pub struct Tuning {
     /// no tick fall to a fine one (a µs or less for ms gaps) instead of stopping at a spurious
     /// coarse one.
     pub tick_stamp_share: f64,
+    /// A tick found only up to the stamps' error (`quant::near_gcd`, not exact) is taken as
+    /// the clock's where the samples' phase on it moves by at least this many times
+    /// `tick_stamp_error_ns` per sample. Gaps of a sensor with no grid and a jitter within the
+    /// stamps' error share a near tick about one gap long, whose distance to the period (the
+    /// phase's step) is within the gaps' spread: up to twice the gcd's tolerance of a one-tick
+    /// gap, `2 · tick_stamp_error_ns`, either way.
+    pub near_tick_min_step: f64,
+    /// On a quantised arrival clock, the ratio of the quantised fit's mean delay beyond its line
+    /// (`QuantFit::delay_mean`) to the delays' spread (the residuals' standard deviation less
+    /// the wait for the tick's, `τ²/12`, in quadrature) from which the fit leaves the quantised
+    /// likelihood for least squares: about 1 for exponential delays, 2.5-3 for Gaussian jitter,
+    /// whose lower tail that likelihood follows (quantised seed 2: 212046, 212079, 212137 at
+    /// 1.0-1.3 x Rock's RMS, 0.25-0.30 x in least squares). Above `ls_enter_ratio`: at 1.6
+    /// an exponential draw whose delays queue behind one another (mean 0.42 periods, FIFO,
+    /// 212014) entered least squares early and went from 0.02 to 1.15 x Rock's RMS.
+    pub quant_ls_enter_ratio: f64,
+    /// The ratio below which the fit goes back to the quantised likelihood (hysteresis, as
+    /// `ls_leave_ratio`).
+    pub quant_ls_leave_ratio: f64,
     // ---- Reference pulses (`reference.rs`).
     /// The pulses' phase deviation assumed before any is measured (in periods: a phase
     /// tolerance of a quarter period).
@@ -765,6 +784,9 @@ impl Default for Tuning {
             quant_max_tick_periods: 20.0,
             tick_stamp_error_ns: 1_000.0,
             tick_stamp_share: 0.1,
+            near_tick_min_step: 4.0,
+            quant_ls_enter_ratio: 1.6,
+            quant_ls_leave_ratio: 1.0,
             ref_dev_start: 0.25 / 6.0,
             ref_jump_run: 3,
             ref_first_slack: 0.1,
