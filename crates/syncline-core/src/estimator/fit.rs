@@ -1420,18 +1420,12 @@ impl LineFit {
     }
 
     /// Switches mode if the statistics ask for it. Entering least squares,
-    /// the output is placed at the floor under the free points' centroid
-    /// ([`Self::relevel`]; the two lines differ by about the mean jitter,
-    /// which the output does not carry), or, without both lines there,
-    /// kept continuous at the newest point with the active line (the
-    /// floor where the mode's own line is gone, as the quantised one is
-    /// once the clock is not coarse). Continuous at the newest point alone,
-    /// the level carried the young floor's error at its newest point for
-    /// as long as least squares lasted, and a sharp edge's floor
-    /// ([`Self::floor_takes_over`]) found it too far to take over (uniform
-    /// delays of 0.44 periods, `bounded_delays_are_fitted_on_the_floor`
-    /// seed 8). Entering the hull or the quantised mode, the output is
-    /// that mode's own line.
+    /// the output stays continuous at the newest point (the two lines
+    /// differ by about the mean jitter; a jump there would be an error of
+    /// that size): the output so far is the active line (the floor where
+    /// the mode's own line is gone, as the quantised one is once the clock
+    /// is not coarse). Entering the hull or the quantised mode, the output
+    /// is that mode's own line.
     fn apply_mode(&mut self) {
         let want = self.wanted_mode();
         self.chosen |= self.stats_valid;
@@ -1465,7 +1459,6 @@ impl LineFit {
             FitMode::Hull | FitMode::Quantised => 0.0,
         };
         self.mode = want;
-        self.relevel();
     }
 
     /// Places a least-squares output at the floor after a cut: the offset
