@@ -192,28 +192,40 @@ fn hull_push_to(hull: &mut Vec<(i64, i64)>, x: i64, y: i64) {
 
 /// Over the free points of `pts`, with their residuals above the floor
 /// (`residual`): how many lie below `lim`, with the sum and the sum of
-/// squares of those residuals, and how many lie within `near_lim` of
-/// `centre` (see `LineFit::rebuild`).
+/// squares of those residuals, how many lie within `near_lim` of
+/// `centre` (see `LineFit::rebuild`), and how many lie below `edge_lim`
+/// (see [`LineFit::edge_sharpness`]).
 #[inline(always)]
 fn residual_stats(
     pts: &[Point],
     centre: f64,
     near_lim: f64,
     lim: f64,
+    edge_lim: f64,
     residual: impl Fn(&Point) -> f64,
-) -> (usize, usize, f64, f64) {
-    let (mut k, mut near) = (0usize, 0usize);
-    let (mut sum, mut ss) = (0.0f64, 0.0f64);
+) -> ResidualStats {
+    let mut st = ResidualStats::default();
     for p in pts.iter().filter(|p| !p.queued) {
         let r = residual(p);
-        near += usize::from((r - centre).abs() < near_lim);
+        st.near += usize::from((r - centre).abs() < near_lim);
+        st.edge += usize::from(r < edge_lim);
         if r < lim {
-            k += 1;
-            sum += r;
-            ss += r * r;
+            st.k += 1;
+            st.sum += r;
+            st.ss += r * r;
         }
     }
-    (k, near, sum, ss)
+    st
+}
+
+/// See [`residual_stats`].
+#[derive(Debug, Clone, Copy, Default)]
+struct ResidualStats {
+    k: usize,
+    near: usize,
+    edge: usize,
+    sum: f64,
+    ss: f64,
 }
 
 /// A bounded history of points with a floor (hull) fit and a least-squares fit.
@@ -252,6 +264,29 @@ pub(crate) struct LineFit {
     /// points below [`Self::shown_reach`]), from the last rebuild.
     pub mean_r: f64,
     pub std_r: f64,
+    /// How sharp the floor's edge is, from the last rebuild (see
+    /// [`Self::edge_sharpness`]); 0 without statistics, and in a fit of
+    /// reference pulses.
+    sharpness: f64,
+    /// Least squares' offset error from the last rebuild's statistics:
+    /// their deviation over the square root of their count.
+    ls_error: f64,
+    /// Whether a sharp edge keeps the floor (not for reference pulses,
+    /// whose level is their mean: see [`Self::for_pulses`]).
+    by_edge: bool,
+    /// Set by a rebuild whose statistics are too few to judge the edge's
+    /// sharpness, in a history that can grow until they are not (see
+    /// [`Self::edge_undecided`]).
+    edge_pending: bool,
+    /// The history's span in ns, as the last [`Self::push`] bounded it.
+    span: i64,
+    /// The span in ns over which one line is taken to hold without the
+    /// evidence of a longer history (the estimator's window; 0: none).
+    pub window: i64,
+    /// Set where the fit keeps the floor for its edge alone: the ratio
+    /// asks for least squares, a sharp or not yet judged edge keeps the
+    /// floor (see [`Self::bounded`]).
+    kept_by_edge: bool,
     /// How far above the floor the residual statistics reach, from the
     /// last rebuild: half a period, or further where the jitter the
     /// stream has shown does (see `Tuning::stats_reach`).
@@ -321,6 +356,13 @@ impl LineFit {
             since_rebuild: 0,
             mean_r: 0.0,
             std_r: 0.0,
+            sharpness: 0.0,
+            ls_error: 0.0,
+            by_edge: true,
+            edge_pending: false,
+            span: 0,
+            window: 0,
+            kept_by_edge: false,
             shown_reach: 0.0,
             stats_valid: false,
             inconsistent: false,
@@ -753,9 +795,14 @@ impl LineFit {
     /// points on). Uniform jitter, whose ratio is about 1.7 against the
     /// threshold of 1.6, crossed over at whichever rebuild its estimate
     /// first exceeded it, a step of half its spread tens of seconds in.
+    /// For the same reason a sharp edge ([`Self::edge_sharpness`]) does
+    /// not keep the floor here: a uniform pulse delay of 20-80 us made it
+    /// a step of 30 us (`scripts/family_draws.py --kinds reference --seed
+    /// 7 --first 7 --draws 1`).
     pub fn for_pulses(cap: usize, t: Tuning) -> Self {
         LineFit {
             ls_enter: t.pulse_ls_enter_ratio,
+            by_edge: false,
             ..LineFit::new(cap, t)
         }
     }
@@ -766,6 +813,7 @@ impl LineFit {
     /// coordinate range or is not after the last point.
     #[inline(always)]
     pub fn push(&mut self, p: Point, max_span: i64) -> bool {
+        self.span = max_span;
         if let Some(last) = self.pts.back()
             && p.n <= last.n
         {
@@ -1053,6 +1101,7 @@ impl LineFit {
         // these).
         let Some(f) = self.floor else {
             self.stats_valid = false;
+            (self.sharpness, self.edge_pending, self.kept_by_edge) = (0.0, false, false);
             return;
         };
         let prev_limit = self.ls_limit();
@@ -1096,15 +1145,28 @@ impl LineFit {
         };
         self.shown_reach = lim;
         let pts = self.pts.as_slice();
+        // The edge band is measured in the previous statistics' standard
+        // deviation (a first one is counted after the pass, below).
+        let had_stats = self.stats_valid;
+        let edge_lim = match had_stats {
+            true => self.t.edge_band * self.std_r,
+            false => f64::NEG_INFINITY,
+        };
         // The same residuals, with the offsets' range check hoisted out of
         // the pass.
-        let (k, near, sum, ss) = if small {
-            residual_stats(pts, centre, near_lim, lim, |p| {
+        let ResidualStats {
+            k,
+            near,
+            mut edge,
+            sum,
+            ss,
+        } = if small {
+            residual_stats(pts, centre, near_lim, lim, edge_lim, |p| {
                 let (x, y) = (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q));
                 (y as f64 - fy) - f.slope * (x as f64 - fx)
             })
         } else {
-            residual_stats(pts, centre, near_lim, lim, |p| residual(p).2)
+            residual_stats(pts, centre, near_lim, lim, edge_lim, |p| residual(p).2)
         };
         let free = self.free_len();
         // A history whose points are mostly not where they gather (within
@@ -1126,6 +1188,18 @@ impl LineFit {
             self.inconsistent = true;
         }
         self.set_stats(k, sum, ss);
+        if self.stats_valid && !had_stats {
+            // The first statistics since a restart (rare): the band in
+            // their own deviation, counted in a pass of its own.
+            let edge_lim = self.t.edge_band * self.std_r;
+            edge = self
+                .pts
+                .iter()
+                .filter(|p| !p.queued && residual(p).2 < edge_lim)
+                .count();
+        }
+        self.sharpness = self.edge_sharpness(edge, k);
+        self.edge_pending = self.edge_undecided(k);
         // Without previous statistics these judge: with no limit, an early
         // stall would tilt the first least-squares line.
         self.restarted &= !self.stats_valid;
@@ -1147,6 +1221,12 @@ impl LineFit {
         self.refresh_lines(true);
         self.refit_quantised();
         self.apply_mode();
+        let (ratio, enter) = self.ratio_and_enter();
+        self.kept_by_edge = self.mode == FitMode::Hull
+            && self.stats_valid
+            && self.quantised_tick.is_none()
+            && ratio > enter
+            && self.sharpness >= self.t.sharp_edge.1;
         if self.relevel_pending && self.stats_valid {
             self.relevel_pending = false;
             self.relevel();
@@ -1177,6 +1257,105 @@ impl LineFit {
         m.is_finite().then_some(*m)
     }
 
+    /// How sharp the floor's edge is: the floor's precision over the
+    /// least-squares line's, from `edge` free points within
+    /// `Tuning::edge_band` standard deviations of the floor, of `k` in the
+    /// statistics.
+    ///
+    /// The floor of `k` points under a law whose density at its lower
+    /// edge is `f0` is off by about `1 / (k f0)`, the least-squares line
+    /// by `sd / √k`. The points within a band `b·sd` of the floor measure
+    /// `f0 ≈ edge / (k b sd)`, so the floor is the more precise one where
+    /// `edge / (b √k)` is above about 1. The two points of the floor's own
+    /// edge lie on it and are not counted. For a bounded (uniform) law
+    /// this grows as `√k / √12` (the floor's error falls as `1 / k`); for
+    /// Gaussian jitter, whose floor is its sample minimum, it stays near
+    /// 0; for gamma delays of shape above 2, whose density vanishes at the
+    /// edge, it stays about 1-2 (see `Tuning::sharp_edge`).
+    fn edge_sharpness(&self, edge: usize, k: usize) -> f64 {
+        // Too few points for the count (Gaussian jitter reached 3.7 in
+        // 10 % of the draws of 30 points, 2 of 100), or a jitter spanning
+        // periods, whose statistics are cut off above the floor.
+        if !self.by_edge || !self.stats_valid || k < self.t.sharp_edge_points || self.wide_jitter()
+        {
+            return 0.0;
+        }
+        edge.saturating_sub(2) as f64 / (self.t.edge_band * (k as f64).sqrt())
+    }
+
+    /// Whether the edge is not judged yet from `k` residuals: it is not
+    /// sharp (`Tuning::sharp_edge`), `k` is below
+    /// `Tuning::blunt_edge_points` and the history will grow by another
+    /// rebuild's worth of points, in a span and capacity that hold at
+    /// least `Tuning::sharp_edge_points` at the floor's period. A history
+    /// that can never hold them (a period of more than a 128th of the
+    /// history's span) decides by the ratio alone, as before.
+    fn edge_undecided(&self, k: usize) -> bool {
+        if !self.by_edge
+            || !self.stats_valid
+            || self.numbers_skip()
+            || k >= self.t.blunt_edge_points
+            || self.sharpness >= self.t.sharp_edge.1
+            || self.wide_jitter()
+        {
+            return false;
+        }
+        let Some(f) = self.floor.filter(|f| f.slope > 0.0) else {
+            return false;
+        };
+        // Within the window, where one line is taken to hold: beyond it a
+        // rate that wanders bends the points' lower edge, and the floor, a
+        // chord of it, followed a wander of 88 ppm over 110 s under
+        // uniform delays worse than least squares
+        // (`slowly_wandering_rates_are_followed_by_forgetting`, seed 5).
+        if let (Some(a), Some(b)) = (self.pts.front(), self.pts.back())
+            && b.q.saturating_sub(a.q) > self.window
+        {
+            return false;
+        }
+        let room = (self.span as f64 / f.slope).min(self.cap as f64);
+        room >= self.t.sharp_edge_points as f64
+            && ((self.pts.len() + self.rebuild_every()) as f64) <= room
+    }
+
+    /// Whether the history's numbers skip any (a loss inferred or
+    /// announced within it).
+    fn numbers_skip(&self) -> bool {
+        match (self.pts.front(), self.pts.back()) {
+            (Some(a), Some(b)) => {
+                b.n.saturating_sub(a.n) != i64::try_from(self.pts.len() - 1).unwrap_or(i64::MAX)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a sharp edge hands least squares over to the floor now:
+    /// where the floor is the more precise line (`Tuning::sharp_edge`) and
+    /// the output would step by no more than least squares' own offset
+    /// error (the residuals' deviation over the square root of their
+    /// count). The hull mode's output is the floor itself, and the
+    /// least-squares output's level was set on entering it, from a young
+    /// floor extrapolated to the newest point: a handover regardless made
+    /// steps of 60 us to 2 ms hundreds of samples in (uniform delays,
+    /// `scripts/family_draws.py --kinds uniform --seed 2 --first 16
+    /// --draws 1` and `--seed 5 --first 35`), where staying in least
+    /// squares had none. The two lines drift against each other, so a
+    /// later rebuild may find them close.
+    fn floor_takes_over(&self) -> bool {
+        if self.sharpness < self.t.sharp_edge.0 {
+            return false;
+        }
+        let (Some(n), Some(out), Some(floor)) =
+            (self.pts.back().map(|p| p.n), self.active_now(), self.floor)
+        else {
+            return false;
+        };
+        match (out.eval(n), floor.eval(n)) {
+            (Some(a), Some(b)) => (a.saturating_sub(b) as f64).abs() <= self.ls_error,
+            _ => false,
+        }
+    }
+
     /// Residual statistics above the floor from `k` residuals.
     fn set_stats(&mut self, k: usize, sum: f64, ss: f64) {
         if k < self.t.min_stats_points {
@@ -1186,6 +1365,7 @@ impl LineFit {
         let kf = k as f64;
         self.mean_r = sum / kf;
         self.std_r = (ss / kf - self.mean_r * self.mean_r).max(0.0).sqrt();
+        self.ls_error = self.std_r / kf.sqrt();
         self.stats_valid = true;
     }
 
@@ -1197,11 +1377,6 @@ impl LineFit {
         if !self.stats_valid {
             return self.mode;
         }
-        let enter = if self.chosen {
-            self.ls_enter
-        } else {
-            self.t.ls_enter_ratio
-        };
         if let Some(tick) = self.quantised_tick {
             if self.quant.line().is_none() {
                 return FitMode::LeastSquares;
@@ -1238,14 +1413,17 @@ impl LineFit {
                 FitMode::Quantised
             };
         }
-        let ratio = if self.std_r > 0.0 {
-            self.mean_r / self.std_r
-        } else {
-            0.0
-        };
+        let (ratio, enter) = self.ratio_and_enter();
+        // A sharp edge (a bounded law: uniform delays, whose mean to
+        // deviation ratio of 1.7 asks for least squares) keeps the floor,
+        // the more precise of the two lines there (`Self::edge_sharpness`).
         match self.mode {
-            FitMode::Hull if ratio > enter => FitMode::LeastSquares,
-            FitMode::LeastSquares if ratio < self.t.ls_leave_ratio => FitMode::Hull,
+            FitMode::Hull if ratio > enter && !self.edge_keeps_floor(ratio) => {
+                FitMode::LeastSquares
+            }
+            FitMode::LeastSquares if ratio < self.t.ls_leave_ratio || self.floor_takes_over() => {
+                FitMode::Hull
+            }
             // The arrival clock no longer looks coarse (an arrival off its
             // grid, or a period that became a whole number of ticks): the
             // mode its jitter asks for, as a fresh fit would choose.
@@ -1253,6 +1431,43 @@ impl LineFit {
             FitMode::Quantised => FitMode::Hull,
             m => m,
         }
+    }
+
+    /// The residuals' mean to deviation ratio (0 without a deviation) and
+    /// the ratio above which the hull mode enters least squares.
+    fn ratio_and_enter(&self) -> (f64, f64) {
+        let enter = if self.chosen {
+            self.ls_enter
+        } else {
+            self.t.ls_enter_ratio
+        };
+        let ratio = if self.std_r > 0.0 {
+            self.mean_r / self.std_r
+        } else {
+            0.0
+        };
+        (ratio, enter)
+    }
+
+    /// Whether the floor's edge keeps the hull mode against a `ratio` that
+    /// asks for least squares: a sharp edge (a bounded law: uniform delays,
+    /// whose ratio of 1.7 asks for least squares), the more precise of the
+    /// two lines there (`Self::edge_sharpness`), or, until the edge can be
+    /// judged, a ratio that a bounded law also shows (uniform delays about
+    /// 1.7, below 2.2 in 98 % of histories of 24 points): entering least
+    /// squares is continuous at the newest point, leaving it for a sharp
+    /// edge later is a step as large as the young line's error (see
+    /// `Tuning::ls_clear_ratio`).
+    fn edge_keeps_floor(&self, ratio: f64) -> bool {
+        self.sharpness >= self.t.sharp_edge.1
+            || (self.edge_pending && ratio < self.t.ls_clear_ratio)
+    }
+
+    /// Whether the residuals show a bounded jitter: fitted by least squares
+    /// (symmetric), or on a floor kept for its edge alone
+    /// ([`Self::edge_keeps_floor`]).
+    pub fn bounded(&self) -> bool {
+        self.mode == FitMode::LeastSquares || self.kept_by_edge
     }
 
     /// Switches mode if the statistics ask for it. Entering least squares,

@@ -2,7 +2,6 @@
 //! the evidence it feeds, announced losses, and the watches that let later
 //! arrivals overturn a verdict (a backlog drained by a slow link).
 
-use super::FitMode;
 use super::fit::{Line, Point};
 use super::{
     Ambiguous, DRAIN_WATCH, DelayRun, DivisorRun, DrainWatch, Estimator, LinkDrain, LossWatch,
@@ -740,17 +739,16 @@ impl Estimator {
         };
         // Only where the delay reading needs a stall of each sample: late
         // beyond the reach of a jitter the residuals show to be symmetric
-        // and bounded (least squares; within that reach, samples late in a
+        // and bounded (least squares, or a floor kept for its sharp edge:
+        // `LineFit::bounded`; within that reach, samples late in a
         // row are the jitter's, and the exponential law the densities
         // assume would compound its own error over the run; on a one-sided
         // tail, the reach shown so far is no bound, and a long delay with
         // the samples queued a period apart behind it makes runs of late
         // samples), on a floor at the expected period (off it, a period
         // step the line has yet to follow makes runs of its own).
-        let stalls_only = further == 0.0
-            && delayed == 0.0
-            && self.fit.mode == FitMode::LeastSquares
-            && self.floor_at_expected();
+        let stalls_only =
+            further == 0.0 && delayed == 0.0 && self.fit.bounded() && self.floor_at_expected();
         let carry = self
             .delay_run
             .filter(|d| stalls_only && d.n.saturating_add(1) == alt.delayed && d.m == m as i64)

@@ -504,6 +504,7 @@ impl Estimator {
         .min(cfg.max_samples)
         .clamp(16, MAX_CAPACITY);
         let mut fit = LineFit::new(cap, cfg.tuning);
+        fit.window = w;
         fit.prior_period = cfg.period.map(|p| p.as_nanos() as f64);
         let pulses = Pulses::new(cap, &cfg);
         let st = EstimatorStatus {
