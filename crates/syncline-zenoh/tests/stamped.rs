@@ -24,6 +24,15 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// A session listening on a free loopback port, and a key of this test's
+/// own (`test/PID/name`): `(endpoint, key, session)`.
+async fn listening(name: &str) -> (String, String, zenoh::Session) {
+    let ep = format!("tcp/127.0.0.1:{}", free_port());
+    let key = format!("test/{}/{name}", std::process::id());
+    let session = NetConfig::new().listen(&ep).open().await.unwrap();
+    (ep, key, session)
+}
+
 /// The stamp and value of sample `i` (irregular stamps, varied values).
 fn sample(i: u64) -> Stamped<Imu> {
     let stamp = 1_700_000_000_000_000_000 + i as i64 * 1_000_003 + (i as i64 * 7919) % 5003;
@@ -95,9 +104,7 @@ fn spawn_publisher(role: &str, ep: &str, key: &str, n: u64) -> std::process::Chi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_arrives_complete_in_order_with_stamps_unchanged() {
-    let ep = format!("tcp/127.0.0.1:{}", free_port());
-    let key = format!("test/{}/imu", std::process::id());
-    let session = NetConfig::new().listen(&ep).open().await.unwrap();
+    let (ep, key, session) = listening("imu").await;
     let config = SubscriberConfig {
         on_publisher_lost: OnPublisherLost::End,
         ..SubscriberConfig::default()
@@ -141,9 +148,7 @@ async fn a_stream_arrives_complete_in_order_with_stamps_unchanged() {
 /// session closes (without it, what was still on the link was lost).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_subscriber_gets_everything_a_finished_publisher_sent() {
-    let ep = format!("tcp/127.0.0.1:{}", free_port());
-    let key = format!("test/{}/slow", std::process::id());
-    let session = NetConfig::new().listen(&ep).open().await.unwrap();
+    let (ep, key, session) = listening("slow").await;
     let config = SubscriberConfig {
         on_publisher_lost: OnPublisherLost::End,
         capacity: 64,
@@ -179,9 +184,7 @@ async fn a_slow_subscriber_gets_everything_a_finished_publisher_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_publisher_is_reported_and_the_stream_waits_or_ends() {
     for policy in [OnPublisherLost::Wait, OnPublisherLost::End] {
-        let ep = format!("tcp/127.0.0.1:{}", free_port());
-        let key = format!("test/{}/kill/{policy:?}", std::process::id());
-        let session = NetConfig::new().listen(&ep).open().await.unwrap();
+        let (ep, key, session) = listening(&format!("kill/{policy:?}")).await;
         let config = SubscriberConfig {
             on_publisher_lost: policy,
             clock: ClockPolicy::Only(ClockId::named("test")),
@@ -218,9 +221,7 @@ async fn a_killed_publisher_is_reported_and_the_stream_waits_or_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_clock_domain_is_refused_unless_told() {
-    let ep = format!("tcp/127.0.0.1:{}", free_port());
-    let key = format!("test/{}/clock", std::process::id());
-    let session = NetConfig::new().listen(&ep).open().await.unwrap();
+    let (ep, key, session) = listening("clock").await;
     let strict = SubscriberConfig {
         clock: ClockPolicy::Only(ClockId::named("other")),
         ..SubscriberConfig::default()

@@ -4341,17 +4341,9 @@ fn f64_quantised_stream(seed: u64) -> (i64, i64, String, Vec<(i64, i64)>) {
     let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
     let mean = (0.01 + 0.44 * rng.next()) * p as f64;
     let rate = 1.0 + 100e-6 * (rng.next() - 0.5);
-    let mut last = i64::MIN;
-    let s: Vec<(i64, i64)> = (0..2000i64)
-        .map(|n| {
-            let t = T0 + (n as f64 * p as f64 * rate) as i64;
-            let ready = (t + latency + rng.exp(mean)).max(last);
-            last = ready;
-            let q = ((ready - phase).div_euclid(tick) + 1) * tick + phase;
-            // The stamp as an `f64` carries it.
-            (t, q as f64 as i64)
-        })
-        .collect();
+    let s = f64_quantised_arrivals(&mut rng, 2000, p, rate, (tick, phase), |rng| {
+        latency + rng.exp(mean)
+    });
     let what = format!("period {p} ns, tick {tick} ns, mean delay {mean:.0} ns");
     (p, tick, what, s)
 }
@@ -4477,18 +4469,35 @@ fn f64_quantised_gaussian_stream(seed: u64) -> (i64, i64, String, Vec<(i64, i64)
     let sd = (0.08 + 0.22 * rng.next()) * tick as f64;
     let phase = (rng.next() * tick as f64) as i64;
     let rate = 1.0 + 100e-6 * (rng.next() - 0.5);
+    let s = f64_quantised_arrivals(&mut rng, 1500, p, rate, (tick, phase), |rng| {
+        1_000_000 + (sd * (3.0 + rng.normal())).max(0.0) as i64
+    });
+    let what = format!("period {p} ns, tick {tick} ns, sd {sd:.0} ns");
+    (p, tick, what, s)
+}
+
+/// `(time, arrival)` of `n` samples of period `p` ns at rate `rate`, each
+/// ready `delay` ns after its time (in order) and stamped at the next tick
+/// of a clock of `(tick, phase)` ns, through an `f64` as epoch nanoseconds
+/// are (the stamp's error: up to 256 ns).
+fn f64_quantised_arrivals(
+    rng: &mut Rng,
+    n: i64,
+    p: i64,
+    rate: f64,
+    (tick, phase): (i64, i64),
+    mut delay: impl FnMut(&mut Rng) -> i64,
+) -> Vec<(i64, i64)> {
     let mut last = i64::MIN;
-    let s: Vec<(i64, i64)> = (0..1500i64)
-        .map(|n| {
-            let t = T0 + (n as f64 * p as f64 * rate) as i64;
-            let ready = (t + 1_000_000 + (sd * (3.0 + rng.normal())).max(0.0) as i64).max(last);
+    (0..n)
+        .map(|k| {
+            let t = T0 + (k as f64 * p as f64 * rate) as i64;
+            let ready = (t + delay(rng)).max(last);
             last = ready;
             let q = ((ready - phase).div_euclid(tick) + 1) * tick + phase;
             (t, q as f64 as i64)
         })
-        .collect();
-    let what = format!("period {p} ns, tick {tick} ns, sd {sd:.0} ns");
-    (p, tick, what, s)
+        .collect()
 }
 
 /// [`f64_quantised_gaussian_stream`]: where the delays beyond the grid look
