@@ -2017,6 +2017,30 @@ impl Estimator {
             };
             change = self.changes.observe(residuals, &self.cfg.tuning);
             level_kept = change && self.changes.level_kept();
+            // The ramp test of a longer period (`changes::Ramp`). Under least
+            // squares, symmetric jitter of the line's deviation; else
+            // one-sided delays, in units of the larger of their deviation
+            // and their mean (the statistics leave out the far-late), with
+            // an exponential tail.
+            let ls = self.fit.mode == FitMode::LeastSquares;
+            let sd = if ls {
+                self.fit.std_r
+            } else {
+                self.fit.std_r.max(mu)
+            };
+            if change || !reach.is_finite() || self.fit.free_len() < self.cfg.tuning.ramp_min_points
+            {
+                self.changes.ramp_off();
+            } else if self
+                .changes
+                .ramp(p.n, self.ramp_excess(p, r, mu), sd, !ls, &self.cfg.tuning)
+                .is_some()
+            {
+                // A longer period moved the line, not the delays about it.
+                (change, level_kept) = (true, true);
+            }
+        } else if !p.queued {
+            self.changes.ramp_off();
         }
         let step = p.n.wrapping_sub(self.committed_n);
         self.committed_n = p.n;
@@ -2089,6 +2113,19 @@ impl Estimator {
             && let Some(h) = self.pulses.deferred.take()
         {
             self.place_reference(h);
+        }
+    }
+
+    /// How far (ns) the committed free sample `p` lies above the mode's own
+    /// line beyond the residual it has on average (the ramp test's excess,
+    /// `changes::Ramp`): above the least-squares line itself, which runs
+    /// through the residuals' mean (the floor's slope, set by a few extreme
+    /// points under symmetric jitter, is rougher, and its error is a ramp
+    /// of its own), else above the floor beyond the mean residual.
+    fn ramp_excess(&self, p: Point, r: f64, mu: f64) -> f64 {
+        match (self.fit.mode, self.fit.own_line()) {
+            (FitMode::LeastSquares, Some(l)) => l.residual(p.n, p.q),
+            _ => r - mu,
         }
     }
 
