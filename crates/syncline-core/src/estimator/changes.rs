@@ -164,7 +164,8 @@ impl Ramp {
             self.forget();
             return None;
         }
-        let e = e.clamp(-t.ramp_clip, t.ramp_clip);
+        // Not `clamp`: it panics on a tuning whose clip is negative or NaN.
+        let e = e.max(-t.ramp_clip).min(t.ramp_clip);
         self.cusum = (self.cusum + e - t.ramp_drift).max(0.0);
         if self.cusum <= 0.0 {
             self.len = 0;

@@ -318,8 +318,14 @@ impl LinkDrain {
             // like Student's t with as many degrees of freedom.
             let n = f64::from(self.gaps.max(2));
             let sd = (self.m2 / (n - 1.0)).sqrt() * (k + k * k / n).sqrt();
-            (t.link_sd * (1.0 + t.link_widen / (n - 1.0)) * sd)
-                .clamp(t.link_floor * d, t.link_tol * d)
+            let tol = t.link_sd * (1.0 + t.link_widen / (n - 1.0)) * sd;
+            // Not `clamp`, which panics where a tuning puts the floor above
+            // the cap; NaN stays NaN (no gap is within it).
+            if tol.is_nan() {
+                tol
+            } else {
+                tol.max(t.link_floor * d).min(t.link_tol * d)
+            }
         };
         (k >= 1.0 && (gap - k * d).abs() <= tol).then_some(k)
     }

@@ -4647,3 +4647,46 @@ fn packetised_histories_do_not_keep_a_young_floor_on_the_ratio() {
     }
     assert!((log_ratio / n).exp() <= 1.0, "{ratios:#?}");
 }
+
+/// A tuning whose bounds are out of order, negative or NaN is the user's
+/// mistake, not a reason to panic: the clipping bounds of the ramp test
+/// (`ramp_clip`) and of the link's drain (`link_floor` above `link_tol`)
+/// were `clamp`s, which panic on such bounds. Run over streams that reach
+/// both (drains behind a slow link with losses, a period step), every
+/// update returns an estimate.
+#[test]
+fn odd_tuning_bounds_do_not_panic() {
+    let d = Tuning::default();
+    let odd = [
+        Tuning {
+            ramp_clip: -1.0,
+            link_floor: 1.0,
+            link_tol: 1e-3,
+            ..d
+        },
+        Tuning {
+            ramp_clip: f64::NAN,
+            link_floor: f64::NAN,
+            link_tol: f64::NAN,
+            ..d
+        },
+        Tuning {
+            ramp_clip: f64::INFINITY,
+            link_floor: f64::INFINITY,
+            link_tol: -1.0,
+            ..d
+        },
+    ];
+    for t in odd {
+        let mut streams: Vec<Vec<(i64, i64)>> = (0..4).map(lossy_drained_stream).collect();
+        streams.push(shortening_stream(1).3);
+        for s in streams {
+            let mut c = EstimatorConfig::new(TimeDelta::from_secs(5)).with_tuning(t);
+            c.period = Some(TimeDelta::from_nanos(P));
+            let mut e = Estimator::new(c).unwrap();
+            for &(_, q) in &s {
+                assert!(e.update(ts(q)).is_ok(), "{t:?}");
+            }
+        }
+    }
+}
