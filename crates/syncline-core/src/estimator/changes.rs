@@ -93,6 +93,9 @@ pub(super) struct Changes {
     level_kept: bool,
     /// The ramp test of a longer period (see [`Ramp`]).
     ramp: Ramp,
+    /// The same of a shorter period, on least-squares residuals (see
+    /// [`Self::fall`]).
+    fall: Ramp,
 }
 
 /// The most start points a ramp is looked for from ([`Ramp`]).
@@ -121,7 +124,13 @@ const RAMP_STARTS: usize = 64;
 /// samples between packets lie where the packets' phase puts them. Under
 /// one-sided delays the sum's exponential tail is bounded as well
 /// (`Tuning::ramp_tail`). In the steady state the test costs the CUSUM
-/// and five sums per free sample.
+/// and five sums per free sample. The same test on the negated residuals
+/// about a least-squares line tells a shorter period ([`Changes::fall`]).
+///
+/// A ramp that outgrows the clip before it is told (faster than about a
+/// third of a deviation per sample) is flat to the test of its rise, a
+/// level step: about one in six of those at a third of a deviation is not
+/// told by this test (`ramps_told`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ramp {
     cusum: f64,
@@ -246,6 +255,7 @@ impl Changes {
         self.beyond_run = (0, 0.0, 0.0);
         self.slope.forget();
         self.ramp.forget();
+        self.fall.forget();
     }
 
     /// The ramp test of a longer period ([`Ramp`]): takes in a free sample
@@ -261,11 +271,27 @@ impl Changes {
         self.ramp.observe(n, excess / sd, tail, t)
     }
 
+    /// The ramp test of a shorter period: a falling ramp of the residuals
+    /// about a least-squares line (symmetric jitter, where the live floor
+    /// bends down with the newest samples and no floor of a rebuild is
+    /// kept to count the breaches against); the fall's first sample number
+    /// when one is told, where the history is cut. Arguments as
+    /// [`Self::ramp`].
+    #[inline(always)]
+    pub fn fall(&mut self, n: i64, excess: f64, sd: f64, t: &Tuning) -> Option<i64> {
+        if sd.is_nan() || sd <= 0.0 || t.ramp_t <= 0.0 {
+            self.fall.forget();
+            return None;
+        }
+        self.fall.observe(n, -excess / sd, false, t)
+    }
+
     /// A sample the ramp test cannot judge (a quantised clock, a verdict
     /// pending): its run starts over.
     #[inline(always)]
     pub fn ramp_off(&mut self) {
         self.ramp.forget();
+        self.fall.forget();
     }
 
     /// Takes in a committed sample after it entered the history `pts`
@@ -295,6 +321,7 @@ impl Changes {
         if queued {
             self.beyond_run = (0, 0.0, 0.0);
             self.ramp.forget();
+            self.fall.forget();
         }
     }
 
@@ -1120,6 +1147,66 @@ mod tests {
         let off = Tuning { ramp_t: 0.0, ..t };
         let mut c = Changes::default();
         assert!((0..1100).all(|n| c.ramp(n, n as f64 * sd, sd, false, &off).is_none()));
+    }
+
+    #[test]
+    fn the_fall_test_tells_a_shorter_period_and_not_jitter() {
+        let t = Tuning::default();
+        let sd = 1e6;
+        // Symmetric jitter alone, 20 000 samples: never.
+        let mut c = Changes::default();
+        let mut s = 7u64;
+        for n in 0..20_000 {
+            let e = noise(&mut s);
+            assert_eq!(c.fall(n, e * sd, sd, &t), None, "sample {n}");
+        }
+        // The ramp test of a longer period does not see a fall.
+        let mut c = Changes::default();
+        for n in 0..1100 {
+            let e = (noise(&mut s) - 0.3 * (n - 1000).max(0) as f64) * sd;
+            assert_eq!(c.ramp(n, e, sd, false, &t), None, "sample {n}");
+        }
+        // A period 0.3 deviations shorter per sample from sample 1000, on
+        // 40 noise streams: never told before the step, and told within 20
+        // samples from a start within 6 of the step on at least 30 (33 here;
+        // the others outgrow the clip of the excesses before they are
+        // told, and their runs look like a level step to the test of their
+        // rise, as the ramp test's do: 34 of 40 told).
+        let told = ramps_told(-0.3);
+        assert!(told.iter().flatten().all(|&(n, _)| n >= 1000), "{told:?}");
+        let soon = told
+            .iter()
+            .flatten()
+            .filter(|&&(n, from)| n < 1020 && (994..=1006).contains(&from))
+            .count();
+        assert!(soon >= 30, "{soon} of 40: {told:?}");
+        // Off at `ramp_t` 0.
+        let off = Tuning { ramp_t: 0.0, ..t };
+        let mut c = Changes::default();
+        assert!((0..1100).all(|n| c.fall(n, -(n as f64) * sd, sd, &off).is_none()));
+    }
+
+    /// When a ramp of `rate` deviations per sample from sample 1000 is
+    /// told on each of 40 noise streams (`rate` below 0: a fall), and from
+    /// where; `None` where it is not told by sample 1100.
+    fn ramps_told(rate: f64) -> Vec<Option<(i64, i64)>> {
+        let t = Tuning::default();
+        let sd = 1e6;
+        (1..=40u64)
+            .map(|seed| {
+                let mut s = seed;
+                let mut c = Changes::default();
+                (0..1100).find_map(|n| {
+                    let e = (noise(&mut s) + rate * (n - 1000).max(0) as f64) * sd;
+                    if rate > 0.0 {
+                        c.ramp(n, e, sd, false, &t)
+                    } else {
+                        c.fall(n, e, sd, &t)
+                    }
+                    .map(|from| (n, from))
+                })
+            })
+            .collect()
     }
 
     #[test]
