@@ -274,6 +274,15 @@ impl Changes {
         self.slope.observe(pts, period, t)
     }
 
+    /// The slope test is off for this sample (one-sided delays, see
+    /// `Estimator::commit`): its sums start over when it is next on.
+    #[inline(always)]
+    pub fn slope_off(&mut self) {
+        if self.slope.last_n != i64::MIN {
+            self.slope.forget();
+        }
+    }
+
     /// A pause verdict: for the next `samples` committed samples, the runs
     /// above the floor signal a change at `Tuning::pause_run_divisor` times
     /// shorter lengths.

@@ -2081,7 +2081,15 @@ impl Estimator {
         // where the change lies, to keep only the points after it.
         let t = &self.cfg.tuning;
         let mut span = t.change_search;
-        if !change
+        // Under one-sided delays (the floor's mode) a shorter period puts
+        // the arrivals below the floor, which no sample on time crosses:
+        // the floor's breaches and the run below it tell the step, and
+        // the slope test is not run (it costs about 100 instructions per
+        // sample). Under symmetric jitter the floor bends down with the
+        // newest samples, and the slope test tells the step.
+        if self.fit.mode == FitMode::Hull {
+            self.changes.slope_off();
+        } else if !change
             && restore.is_none()
             && settled
             && self.matured
