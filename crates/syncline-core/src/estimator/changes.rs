@@ -165,7 +165,10 @@ impl Ramp {
             return None;
         }
         // Not `clamp`: it panics on a tuning whose clip is negative or NaN.
-        let e = e.max(-t.ramp_clip).min(t.ramp_clip);
+        // (`max` then `min`, as comparisons: `e` is finite, and a NaN clip
+        // leaves it as it is.)
+        let e = if e < -t.ramp_clip { -t.ramp_clip } else { e };
+        let e = if e > t.ramp_clip { t.ramp_clip } else { e };
         self.cusum = (self.cusum + e - t.ramp_drift).max(0.0);
         if self.cusum <= 0.0 {
             self.len = 0;
@@ -440,7 +443,8 @@ impl Changes {
     #[inline(always)]
     fn breached(&mut self, r: f64, free: usize, t: &Tuning) -> bool {
         let w = t.breach_window.clamp(1, 32);
-        let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+        // The newest `w` bits (a shift below 32: no branch).
+        let mask = u32::MAX >> (32 - w);
         // Breaches of a floor fitted on fewer points are not counted.
         let breach = r < 0.0 && free >= t.breach_min_points;
         self.breaches = ((self.breaches << 1) | u32::from(breach)) & mask;
