@@ -277,8 +277,9 @@ impl Changes {
         self.slope.observe(pts, period, t)
     }
 
-    /// The slope test is off for this sample (one-sided delays, see
-    /// `Estimator::commit`): its sums start over when it is next on.
+    /// The slope test is off for this sample (exponential-like delays
+    /// under a kept floor, see `Estimator::commit`): its sums start over
+    /// when it is next on.
     #[inline(always)]
     pub fn slope_off(&mut self) {
         if self.slope.last_n != i64::MIN {
