@@ -124,7 +124,9 @@ const RAMP_STARTS: usize = 64;
 /// samples between packets lie where the packets' phase puts them. Under
 /// one-sided delays the sum's exponential tail is bounded as well
 /// (`Tuning::ramp_tail`). In the steady state the test costs the CUSUM
-/// and five sums per free sample. The same test on the negated residuals
+/// and a store of the sample per free sample; the sums over the samples
+/// after each start are taken by the search, newest first (it runs only
+/// while the CUSUM is high). The same test on the negated residuals
 /// about a least-squares line tells a shorter period ([`Changes::fall`]).
 ///
 /// Beyond the clip an excess is taken as the one before plus its own
@@ -139,11 +141,10 @@ pub(super) struct Ramp {
     cusum: f64,
     /// The run's first sample number (x is taken from it).
     base: i64,
-    /// The sums over the run so far: count, Σx, Σx², Σe, Σxe.
-    sums: [f64; 5],
-    /// Per start point (ring, by run position), its x and the sums
-    /// before it.
-    starts: [(f64, [f64; 5]); RAMP_STARTS],
+    /// The run's newest samples (ring, by run position): x and the
+    /// clipped excess `e`. The sums after a start point are summed by the
+    /// search itself (rare), newest first: the steady path only stores.
+    samples: [(f64, f64); RAMP_STARTS],
     len: usize,
     /// The last excess taken in, as taken (see [`Ramp::observe`]), and as
     /// it came.
@@ -155,8 +156,7 @@ impl Default for Ramp {
         Ramp {
             cusum: 0.0,
             base: 0,
-            sums: [0.0; 5],
-            starts: [(0.0, [0.0; 5]); RAMP_STARTS],
+            samples: [(0.0, 0.0); RAMP_STARTS],
             len: 0,
             last: (0.0, 0.0),
         }
@@ -204,17 +204,10 @@ impl Ramp {
         }
         if self.len == 0 {
             self.base = n;
-            self.sums = [0.0; 5];
         }
         let x = n.saturating_sub(self.base) as f64;
-        self.starts[self.len % RAMP_STARTS] = (x, self.sums);
+        self.samples[self.len % RAMP_STARTS] = (x, e);
         self.len += 1;
-        let s = &mut self.sums;
-        s[0] += 1.0;
-        s[1] += x;
-        s[2] += x * x;
-        s[3] += e;
-        s[4] += x * e;
         if self.cusum < t.ramp_look {
             return None;
         }
@@ -226,17 +219,21 @@ impl Ramp {
     /// while the CUSUM is high.
     #[inline(never)]
     fn search(&self, x: f64, tail: bool, t: &Tuning) -> Option<i64> {
-        let s = &self.sums;
         let min = t.ramp_min.max(2);
         let (mut best, mut at) = (f64::NEG_INFINITY, 0.0);
+        // The sums over the start and the samples after it (the start
+        // itself weighs 0), from the newest back.
+        let (mut c, mut sx, mut sxx, mut se, mut sxe) = (0.0, 0.0, 0.0, 0.0, 0.0);
         for i in 0..self.len.min(RAMP_STARTS) {
-            let (x0, b) = &self.starts[(self.len - 1 - i) % RAMP_STARTS];
-            // The samples after the start (the start itself weighs 0).
-            let c = s[0] - b[0];
+            let (x0, e0) = &self.samples[(self.len - 1 - i) % RAMP_STARTS];
+            c += 1.0;
+            sx += x0;
+            sxx += x0 * x0;
+            se += e0;
+            sxe += x0 * e0;
             if c < min as f64 + 1.0 {
                 continue;
             }
-            let (sx, sxx, se, sxe) = (s[1] - b[1], s[2] - b[2], s[3] - b[3], s[4] - b[4]);
             // Σ w e and Σ w² with w = x − x0.
             let we = sxe - x0 * se;
             let ww = sxx - 2.0 * x0 * sx + c * x0 * x0;
@@ -323,6 +320,16 @@ impl Changes {
     #[inline(always)]
     pub fn slope_step(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
         self.slope.observe(pts, period, t)
+    }
+
+    /// The slope test is off for this sample (exponential-like delays
+    /// under a kept floor, see `Estimator::commit`): its sums start over
+    /// when it is next on.
+    #[inline(always)]
+    pub fn slope_off(&mut self) {
+        if self.slope.last_n != i64::MIN {
+            self.slope.forget();
+        }
     }
 
     /// A pause verdict: for the next `samples` committed samples, the runs
@@ -483,7 +490,8 @@ impl Changes {
     #[inline(always)]
     fn breached(&mut self, r: f64, free: usize, t: &Tuning) -> bool {
         let w = t.breach_window.clamp(1, 32);
-        let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+        // The newest `w` bits (a shift below 32: no branch).
+        let mask = u32::MAX >> (32 - w);
         // Breaches of a floor fitted on fewer points are not counted.
         let breach = r < 0.0 && free >= t.breach_min_points;
         self.breaches = ((self.breaches << 1) | u32::from(breach)) & mask;

@@ -2095,7 +2095,18 @@ impl Estimator {
         // where the change lies, to keep only the points after it.
         let t = &self.cfg.tuning;
         let mut span = t.change_search;
-        if !change
+        // Under exponential-like delays, with the floor of the last
+        // rebuild kept (`LineFit::rebuilt_floor`), a shorter period puts
+        // the arrivals below that floor, which the newest points do not
+        // bend and no sample on time crosses: the run below it and the
+        // live floor's breaches tell the step, and the slope test is not
+        // run (it costs about 100 instructions per sample). Under
+        // symmetric jitter (or gamma-like delays between the modes) the
+        // live floor bends down with the newest samples, no floor of a
+        // rebuild is kept, and the slope test tells the step.
+        if self.fit.exponential_like() && self.fit.rebuilt_floor().is_some() {
+            self.changes.slope_off();
+        } else if !change
             && restore.is_none()
             && settled
             && self.matured
