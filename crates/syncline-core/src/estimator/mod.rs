@@ -2051,12 +2051,17 @@ impl Estimator {
                     // A step of the period moved the line, not the delays
                     // about it.
                     (change, level_kept) = (true, true);
-                    // A shorter period under least squares is cut where
-                    // its fall starts: the breakpoint search looks for a
-                    // kink in the lower envelope, which symmetric jitter
-                    // blurs (periods 0.05 RMS after the step on the
-                    // shortening streams, 0.08 with the search).
-                    ramp_from = fall;
+                    // Under least squares the history is cut where the
+                    // ramp starts: the breakpoint search looks for a kink
+                    // in the lower envelope, which symmetric jitter blurs
+                    // (periods 0.05 RMS after a shorter one on the
+                    // shortening streams, 0.08 with the search; a longer
+                    // one of 1.9 % was cut 80 samples early). Under
+                    // one-sided delays the search's cut is kept: the ramp's
+                    // start gained no draw there, and the few samples it
+                    // keeps after a false ramp on wide exponential jitter
+                    // cost one (0.75 to 1.40 x Rock's RMS).
+                    ramp_from = fall.or(rise.filter(|_| ls));
                 }
             }
         } else if !p.queued {
