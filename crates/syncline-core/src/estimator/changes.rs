@@ -273,8 +273,7 @@ impl Changes {
         self.breaches = 0;
         self.beyond_run = (0, 0.0, 0.0);
         self.slope.forget();
-        self.ramp.forget();
-        self.fall.forget();
+        self.forget_ramps();
     }
 
     /// The ramp test of a longer period ([`Ramp`]): takes in a free sample
@@ -305,12 +304,18 @@ impl Changes {
         self.fall.observe(n, -excess / sd, false, t)
     }
 
+    /// Forgets the runs of both ramp tests (longer and shorter periods).
+    #[inline(always)]
+    fn forget_ramps(&mut self) {
+        self.ramp.forget();
+        self.fall.forget();
+    }
+
     /// A sample the ramp test cannot judge (a quantised clock, a verdict
     /// pending): its run starts over.
     #[inline(always)]
     pub fn ramp_off(&mut self) {
-        self.ramp.forget();
-        self.fall.forget();
+        self.forget_ramps();
     }
 
     /// Takes in a committed sample after it entered the history `pts`
@@ -349,8 +354,7 @@ impl Changes {
         self.pause_watch = self.pause_watch.saturating_sub(1);
         if queued {
             self.beyond_run = (0, 0.0, 0.0);
-            self.ramp.forget();
-            self.fall.forget();
+            self.forget_ramps();
         }
     }
 
