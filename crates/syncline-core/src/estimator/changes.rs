@@ -172,6 +172,18 @@ impl Ramp {
         self.last = (0.0, 0.0);
     }
 
+    /// [`Self::observe`] of an excess in ns over the line's deviation `sd`
+    /// (ns); the run is forgotten where there is no deviation to scale by,
+    /// or the test is off (`Tuning::ramp_t` at 0).
+    #[inline(always)]
+    fn observe_ns(&mut self, n: i64, excess: f64, sd: f64, tail: bool, t: &Tuning) -> Option<i64> {
+        if sd.is_nan() || sd <= 0.0 || t.ramp_t <= 0.0 {
+            self.forget();
+            return None;
+        }
+        self.observe(n, excess / sd, tail, t)
+    }
+
     /// Takes in a free sample `n` whose residual lies `e` deviations above
     /// the mean residual; returns the first sample number of the ramp
     /// when one is told.
@@ -282,11 +294,7 @@ impl Changes {
     /// starts at when one is told.
     #[inline(always)]
     pub fn ramp(&mut self, n: i64, excess: f64, sd: f64, tail: bool, t: &Tuning) -> Option<i64> {
-        if sd.is_nan() || sd <= 0.0 || t.ramp_t <= 0.0 {
-            self.ramp.forget();
-            return None;
-        }
-        self.ramp.observe(n, excess / sd, tail, t)
+        self.ramp.observe_ns(n, excess, sd, tail, t)
     }
 
     /// The ramp test of a shorter period: a falling ramp of the residuals
@@ -297,11 +305,7 @@ impl Changes {
     /// [`Self::ramp`].
     #[inline(always)]
     pub fn fall(&mut self, n: i64, excess: f64, sd: f64, t: &Tuning) -> Option<i64> {
-        if sd.is_nan() || sd <= 0.0 || t.ramp_t <= 0.0 {
-            self.fall.forget();
-            return None;
-        }
-        self.fall.observe(n, -excess / sd, false, t)
+        self.fall.observe_ns(n, -excess, sd, false, t)
     }
 
     /// Forgets the runs of both ramp tests (longer and shorter periods).

@@ -2053,14 +2053,10 @@ impl Estimator {
                     (change, level_kept) = (true, true);
                     // Under least squares the history is cut where the
                     // ramp starts: the breakpoint search looks for a kink
-                    // in the lower envelope, which symmetric jitter blurs
-                    // (periods 0.05 RMS after a shorter one on the
-                    // shortening streams, 0.08 with the search; a longer
-                    // one of 1.9 % was cut 80 samples early). Under
-                    // one-sided delays the search's cut is kept: the ramp's
-                    // start gained no draw there, and the few samples it
-                    // keeps after a false ramp on wide exponential jitter
-                    // cost one (0.75 to 1.40 x Rock's RMS).
+                    // in the lower envelope, which symmetric jitter blurs.
+                    // Under one-sided delays the search's cut is kept (the
+                    // ramp's start gained nothing there, and after a false
+                    // ramp on wide exponential jitter kept too few points).
                     ramp_from = fall.or(rise.filter(|_| ls));
                 }
             }
@@ -2120,7 +2116,7 @@ impl Estimator {
         {
             (change, level_kept, span) = (true, true, s);
         }
-        // Keeps the points from the fall's start on, or from where the
+        // Keeps the points from the ramp's start on, or from where the
         // search puts the change.
         let keep = if let Some(from) = ramp_from {
             let h = self.fit.history();
