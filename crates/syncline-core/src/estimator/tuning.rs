@@ -485,11 +485,14 @@ pub struct Tuning {
     /// RMS).
     pub ramp_min_points: usize,
     /// Under one-sided delays (not least squares) the ramp's weighted sum must also reach
-    /// this many times its largest weight: the sum of weighted exponential delays has a tail
-    /// of `e^(-sum / largest weight)` at most (Chernoff), heavier than the Gaussian's that
-    /// `ramp_t` assumes, and `ln 1e9` = 20.7 keeps the odds of `ramp_t`'s. Without it the
-    /// exponential kind's median RMS/Rock went from 0.040 to 0.052 (seed 2, 140 draws, false
-    /// steps on one draw in six).
+    /// this many times its largest weight, in the delays' tail scale: the sum of weighted
+    /// exponential delays has a tail of `e^(-sum / largest weight)` at most (Chernoff),
+    /// heavier than the Gaussian's that `ramp_t` assumes, and `ln 1e9` = 20.7 keeps the odds
+    /// of `ramp_t`'s. Without it the exponential kind's median RMS/Rock went from 0.040 to
+    /// 0.052 (seed 2, 140 draws, false steps on one draw in six). The scale is the residuals'
+    /// deviation where they are not exponential-like (a gamma law of shape `k` has a tail of
+    /// scale `σ/√k`): period_step misses 511059 fixed, 711109 and 711119 stricter (seeds 5
+    /// and 7, 140 draws), none new.
     pub ramp_tail: f64,
     /// The t statistic (in the line's deviations) that the slope of the samples after a
     /// ramp's start, fitted with their own intercept, must reach: a longer period rises over
