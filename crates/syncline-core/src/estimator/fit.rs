@@ -314,6 +314,11 @@ pub(crate) struct LineFit {
     /// with statistics places a least-squares output at the floor again
     /// ([`Self::relevel`]).
     relevel_pending: bool,
+    /// Set for a rebuild that keeps the residual statistics of the one
+    /// before (see `Tuning::stats_refresh_points`), and whether the last
+    /// scheduled rebuild did.
+    light: bool,
+    was_light: bool,
     pub mode: FitMode,
     /// The mean to standard deviation ratio above which the fit enters
     /// least squares once its first choice is made (`chosen`).
@@ -373,6 +378,8 @@ impl LineFit {
             quant: QuantFit::new(t),
             out_offset: 0.0,
             relevel_pending: false,
+            light: false,
+            was_light: false,
             mode: FitMode::Hull,
             ls_enter: t.ls_enter_ratio,
             chosen: false,
@@ -855,7 +862,20 @@ impl LineFit {
         }
         self.since_rebuild += 1;
         if self.since_rebuild >= self.rebuild_every() {
+            let before = self.pts.len();
             self.trim(p.q, max_span, self.cap);
+            // Every other scheduled rebuild of a full history (the span
+            // trims it) of many points keeps the statistics, in the hull
+            // mode once they are settled (`Tuning::stats_refresh_points`).
+            self.light = !self.was_light
+                && self.pts.len() < before
+                && self.pts.len() >= self.t.stats_refresh_points
+                && self.mode == FitMode::Hull
+                && self.stats_valid
+                && self.quantised_tick.is_none()
+                && !self.relevel_pending
+                && !self.edge_pending;
+            self.was_light = self.light;
             self.rebuild_now();
         } else {
             let moved = self.refresh_lines(false);
@@ -984,7 +1004,8 @@ impl LineFit {
         self.sums = LsSums::default();
         self.floor = None;
         self.rebuilt_floor = None;
-        self.exponential = false;
+        let light = std::mem::take(&mut self.light);
+        let exponential = std::mem::take(&mut self.exponential);
         self.ls = None;
         let Some(first) = self.pts.front().copied() else {
             return;
@@ -1104,6 +1125,18 @@ impl LineFit {
             (self.sharpness, self.edge_pending, self.kept_by_edge) = (0.0, false, false);
             return;
         };
+        if light {
+            // The statistics, the mode and the edge's verdict of the last
+            // full rebuild stay; the floor of this one is kept as the
+            // rebuilt floor where theirs was.
+            self.exponential = exponential;
+            self.rebuilt_floor = self
+                .floor
+                .filter(|_| self.exponential && self.pts.len() >= self.t.frozen_min_points);
+            self.refresh_lines(true);
+            self.refit_quantised();
+            return;
+        }
         let prev_limit = self.ls_limit();
         // Half a period, beyond a quantised arrival clock's own wait for
         // its next tick (up to a tick: a 15.6 ms tick under an 8.8 ms
@@ -1787,6 +1820,57 @@ mod tests {
                 proptest::prop_assert_eq!(f.floor, fresh_floor(&f));
                 // The cached active line is the one computed afresh.
                 proptest::prop_assert_eq!(f.active(), f.active_now());
+            }
+        }
+    }
+
+    /// A long history under exponential delays, trimmed by its span (2,000
+    /// points of a 10 ms period): every other scheduled rebuild keeps the
+    /// statistics of the one before (`Tuning::stats_refresh_points`) and
+    /// still rebuilds the hull, whose floor and active line are those
+    /// found afresh; the next one refreshes them. At `usize::MAX` every
+    /// rebuild refreshes them.
+    #[test]
+    fn light_rebuilds_keep_the_statistics_and_rebuild_the_hull() {
+        for refresh in [Tuning::default().stats_refresh_points, usize::MAX] {
+            let t = Tuning {
+                stats_refresh_points: refresh,
+                ..Tuning::default()
+            };
+            let mut f = LineFit::new(8192, t);
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            let (mut light, mut refreshed) = (0, 0);
+            for n in 0..12_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+                let delay = (-300_000.0 * (1.0 - u).ln()) as i64;
+                let stats = (f.mean_r, f.std_r);
+                f.push(
+                    pt(n, 1_000_000_000 + n * 10_000_000 + delay),
+                    20_000_000_000,
+                );
+                if f.since_rebuild == 0 && f.len() >= 1_024 {
+                    if f.was_light {
+                        light += 1;
+                        assert_eq!((f.mean_r, f.std_r), stats, "kept at {n}");
+                    } else if (f.mean_r, f.std_r) != stats {
+                        refreshed += 1;
+                    }
+                    assert_eq!(f.hull, full_hull(&f));
+                }
+                assert_eq!(f.floor, fresh_floor(&f));
+                assert_eq!(f.active(), f.active_now());
+            }
+            assert_eq!(f.mode, FitMode::Hull);
+            if refresh == usize::MAX {
+                assert_eq!(light, 0);
+            } else {
+                assert!(
+                    light >= 2 && refreshed >= 2,
+                    "{light} light, {refreshed} refreshed"
+                );
             }
         }
     }

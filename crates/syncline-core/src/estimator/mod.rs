@@ -1991,7 +1991,14 @@ impl Estimator {
             && let Some(f) = self.fit.floor()
         {
             let r = f.residual(p.n, p.q);
-            let mu = self.fit.mean_r.max(1.0);
+            // `mean_r.max(1.0)` and, below, `std_r.max(mu)` by compares (a
+            // NaN left operand gives the right one, as `f64::max` does; the
+            // right one is never NaN): no NaN fix-up on every sample.
+            let mu = if self.fit.mean_r > 1.0 {
+                self.fit.mean_r
+            } else {
+                1.0
+            };
             // On a quantised clock a sample on time lies up to a tick above
             // the line, by a phase that may repeat for long runs (two
             // phases, a 100 Hz sensor on a 4 ms tick): it is judged by its
@@ -2033,7 +2040,11 @@ impl Estimator {
             let sd = if ls {
                 self.fit.std_r
             } else {
-                self.fit.std_r.max(mu)
+                if self.fit.std_r > mu {
+                    self.fit.std_r
+                } else {
+                    mu
+                }
             };
             if change || !reach.is_finite() || self.fit.free_len() < self.cfg.tuning.ramp_min_points
             {

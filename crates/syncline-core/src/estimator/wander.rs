@@ -62,10 +62,12 @@
 //! seconds (the live rig's at 3 and 10 s), so a ring filled from it was
 //! too short to test until 10 s; fed on its own, it is tested from 6 s.
 //!
-//! Costs. The test runs behind a screen (see [`Wander::push`]): running
+//! Costs. The test runs behind a screen (see [`Wander::screen`]): running
 //! mean squares of the second differences at lag 1 and (between samples
-//! numbered at multiples of [`CHECKPOINT`]) at [`LAG`], two differences,
-//! one store into the ring and a few moves per committed sample. Only
+//! numbered at multiples of [`CHECKPOINT`]) at [`LAG`], taken from the
+//! ring once per block of `Tuning::wander_check_every` samples (two
+//! differences per sample, in one loop); per committed sample, one store
+//! into the ring and a few moves. Only
 //! where their ratio reaches `Tuning::wander_screen_ratio` is the test run, every
 //! `Tuning::wander_check_every` samples: a few passes and at most two selections over
 //! [`RING`] values, in a buffer allocated once.
@@ -142,12 +144,9 @@ pub(crate) struct Wander {
     ring: [Point; RING],
     /// Samples written into the ring since the last clear.
     count: usize,
-    /// The ring's newest sample (number, arrival, queued), and its
-    /// arrival gap to the one before it where that one is free and
-    /// numbered right before it: the screen's lag-1 difference needs no
-    /// ring read.
-    newest: Option<(i64, i64, bool)>,
-    lag1: Option<i64>,
+    /// The ring samples before this count are in the screen's sums (see
+    /// [`Wander::screen`]).
+    screened: usize,
     since_check: u32,
     /// The last samples whose numbers are multiples of [`CHECKPOINT`]
     /// (the screen's differences at lag [`LAG`]), oldest first.
@@ -179,6 +178,13 @@ pub(crate) struct Wander {
     t: Tuning,
 }
 
+/// `v.min(clip)` for a `v` that is not NaN (a square of a difference of
+/// integers), without `f64::min`'s handling of a NaN `v`.
+#[inline(always)]
+fn clipped(v: f64, clip: f64) -> f64 {
+    if v > clip { clip } else { v }
+}
+
 /// The screen takes its differences at lag [`LAG`] between samples whose
 /// numbers are multiples of this...
 const CHECKPOINT: i64 = 8;
@@ -207,8 +213,7 @@ impl Wander {
             t,
             ring: [NONE; RING],
             count: 0,
-            newest: None,
-            lag1: None,
+            screened: 0,
             since_check: 0,
             marks: [(i64::MIN, 0); MARKS],
             e1: f64::INFINITY,
@@ -256,46 +261,15 @@ impl Wander {
             .then(|| (c.q - b.q) as f64 - (b.q - a.q) as f64)
     }
 
-    /// A committed sample. Feeds the screen: mean squares of the second
-    /// differences at lag 1 (every sample) and at [`LAG`] (between
-    /// samples numbered at multiples of [`CHECKPOINT`]); a stall's edge
-    /// inflates both alike, which only keeps the test from running, and a
-    /// square beyond `Tuning::wander_screen_clip` times its running mean counts as that
-    /// much. Feeds the ring, and the tracker while in use. Returns whether
-    /// a test ([`Wander::check`]) is due: every `Tuning::wander_check_every` samples,
-    /// while the screen's ratio is at least `Tuning::wander_screen_ratio` or the tracker
-    /// is in use. On a stream that fits a line this is all the cost: two
-    /// differences, a store and a few moves.
+    /// A committed sample. Feeds the ring, and the tracker while in use.
+    /// Returns whether a test ([`Wander::check`]) is due: every
+    /// `Tuning::wander_check_every` samples, while the screen's ratio is at
+    /// least `Tuning::wander_screen_ratio` or the tracker is in use. On a
+    /// stream that fits a line this is all the cost per sample: a store and
+    /// a few moves; the screen takes the block's samples from the ring at
+    /// the block's end ([`Wander::screen`]).
     #[inline(always)]
     pub fn push(&mut self, p: Point) -> bool {
-        let Point { n, q, queued } = p;
-        // The lag-1 difference with the ring's two newest samples `a`, `b`
-        // (kept as `b` and the gap `b − a`, where `a` is free and right
-        // before `b`: no ring reads on this path).
-        if let (Some((bn, bq, _)), Some(gap)) = (self.newest, self.lag1)
-            && n.wrapping_sub(bn) == 1
-            && !queued
-        {
-            let d = (q - bq) as f64 - gap as f64;
-            self.block.0 += (d * d).min(self.t.wander_screen_clip * self.e1);
-            self.block.2 += 1;
-        }
-        self.lag1 = self
-            .newest
-            .filter(|&(bn, _, bqueued)| n.wrapping_sub(bn) == 1 && !bqueued)
-            .map(|(_, bq, _)| q - bq);
-        self.newest = Some((n, q, queued));
-        if n.rem_euclid(CHECKPOINT) == 0 && !queued {
-            self.marks.copy_within(1.., 0);
-            self.marks[MARKS - 1] = (n, q);
-            let (m0, m1) = (self.marks[0], self.marks[MARKS / 2]);
-            let lag = LAG as i64;
-            if n.wrapping_sub(m1.0) == lag && m1.0.wrapping_sub(m0.0) == lag {
-                let d = (q - m1.1) as f64 - (m1.1 - m0.1) as f64;
-                self.block.1 += (d * d).min(self.t.wander_screen_clip * self.el);
-                self.block.3 += 1;
-            }
-        }
         self.ring[self.count % RING] = p;
         self.count += 1;
         if self.active {
@@ -303,15 +277,72 @@ impl Wander {
         }
         self.since_check += 1;
         if self.since_check < self.t.wander_check_every {
+            // (A block longer than the ring holds: screened before its
+            // oldest samples are overwritten.)
+            if self.count - self.screened >= RING - 2 {
+                self.screen();
+            }
             return false;
         }
         self.end_block()
+    }
+
+    /// Feeds the screen the ring's samples since the last call: mean
+    /// squares of the second differences at lag 1 (every sample) and at
+    /// [`LAG`] (between samples numbered at multiples of [`CHECKPOINT`]);
+    /// a stall's edge inflates both alike, which only keeps the test from
+    /// running, and a square beyond `Tuning::wander_screen_clip` times its
+    /// running mean counts as that much. A lag-1 difference ends at a free
+    /// sample numbered right after the one before it, itself numbered right
+    /// after a free one. Taken once per block, in order: the same sums as
+    /// sample by sample (the running means change only at a block's end).
+    #[inline(never)]
+    fn screen(&mut self) {
+        let lag = LAG as i64;
+        let (from, to) = (self.screened, self.count);
+        // The two samples before each one, carried along (`NONE` before
+        // the first since the clear, never used: `i >= 2`).
+        let mut a = if from >= 2 { self.at(from - 2) } else { NONE };
+        let mut b = if from >= 1 { self.at(from - 1) } else { NONE };
+        // The clips are fixed within a block (the means change at its end).
+        let (clip1, clipl) = (
+            self.t.wander_screen_clip * self.e1,
+            self.t.wander_screen_clip * self.el,
+        );
+        let (mut s1, mut k1) = (self.block.0, self.block.2);
+        for i in from..to {
+            let c = self.at(i);
+            if i >= 2
+                && !c.queued
+                && !a.queued
+                && c.n.wrapping_sub(b.n) == 1
+                && b.n.wrapping_sub(a.n) == 1
+            {
+                let d = (c.q - b.q) as f64 - (b.q - a.q) as f64;
+                s1 += clipped(d * d, clip1);
+                k1 += 1;
+            }
+            if c.n.rem_euclid(CHECKPOINT) == 0 && !c.queued {
+                self.marks.copy_within(1.., 0);
+                self.marks[MARKS - 1] = (c.n, c.q);
+                let (m0, m1) = (self.marks[0], self.marks[MARKS / 2]);
+                if c.n.wrapping_sub(m1.0) == lag && m1.0.wrapping_sub(m0.0) == lag {
+                    let d = (c.q - m1.1) as f64 - (m1.1 - m0.1) as f64;
+                    self.block.1 += clipped(d * d, clipl);
+                    self.block.3 += 1;
+                }
+            }
+            (a, b) = (b, c);
+        }
+        (self.block.0, self.block.2) = (s1, k1);
+        self.screened = to;
     }
 
     /// Every `Tuning::wander_check_every` samples: the block's means into the screen's
     /// running ones, and whether a test is due.
     #[inline(never)]
     fn end_block(&mut self) -> bool {
+        self.screen();
         self.since_check = 0;
         // The block's means into the running ones (memory: two blocks).
         let (s1, sl, k1, kl) = std::mem::take(&mut self.block);

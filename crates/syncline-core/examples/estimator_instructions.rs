@@ -1,0 +1,126 @@
+//! The estimator's cost per update in instructions, on the stream of
+//! `benches/estimator_speed.rs` (100 Hz, exponential delays of mean 0.3 ms,
+//! 2 % losses, a 30 ms stall every 997 samples), for callgrind: timing
+//! on a shared machine is noisy, instruction counts are not.
+//!
+//! ```text
+//! cargo build --release -p syncline-core --example estimator_instructions
+//! valgrind --tool=callgrind --callgrind-out-file=/tmp/est.cg \
+//!     --toggle-collect='estimator_instructions::steady' \
+//!     target/release/examples/estimator_instructions plain
+//! ```
+//!
+//! Instructions per update: the `I refs` callgrind prints / 1e5 (`plain`:
+//! `update`), or / 2e5 with `indexed` (`update_with_index`, an 8-bit
+//! counter; toggle `estimator_instructions::indexed`). The checksum it
+//! prints folds every estimate: equal checksums, byte-identical
+//! estimates. `OFF=ramp,step,forget` turns those tests off (their
+//! `Tuning` threshold at 0), to measure what each costs.
+
+use std::hint::black_box;
+use syncline_core::estimator::{Estimator, EstimatorConfig};
+use syncline_core::{TimeDelta, Timestamp};
+
+const N: usize = 100_000;
+const T0: i64 = 1_700_000_000_000_000_000;
+
+/// `n` arrivals of the bench's stream, from sample `offset` on.
+fn arrivals(n: usize, offset: usize) -> Vec<Timestamp> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut last = 0i64;
+    let mut out = Vec::with_capacity(n);
+    for k in offset..offset + n * 102 / 100 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+        if u < 0.02 || out.len() == n {
+            continue;
+        }
+        let jitter = (-300_000.0 * (1.0 - u).ln()) as i64;
+        let stall = if k % 997 == 0 { 30_000_000 } else { 0 };
+        let q = (T0 + k as i64 * 10_000_000 + 1_000_000 + jitter + stall).max(last + 40_000);
+        last = q;
+        out.push(Timestamp::from_nanos(q));
+    }
+    out
+}
+
+/// The bench's estimator (5 s window, 10 ms expected period), with the
+/// tests named in `OFF` turned off.
+fn estimator() -> Estimator {
+    let mut config =
+        EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_millis(10));
+    if let Ok(off) = std::env::var("OFF") {
+        for o in off.split(',') {
+            match o {
+                "ramp" => config.tuning.ramp_t = 0.0,
+                "step" => config.tuning.step_t = 0.0,
+                "forget" => config.tuning.forget_t = 0.0,
+                "" => {}
+                _ => panic!("unknown test {o} in OFF (ramp, step, forget)"),
+            }
+        }
+    }
+    Estimator::new(config).expect("valid configuration")
+}
+
+fn fold(c: u64, v: i64) -> u64 {
+    (c ^ v as u64).wrapping_mul(0x100_0000_01B3).rotate_left(5)
+}
+
+/// `update` over `qs` (the measured function): the estimates' checksum.
+#[inline(never)]
+fn steady(e: &mut Estimator, qs: &[Timestamp]) -> u64 {
+    let mut c = 0xcbf2_9ce4_8422_2325u64;
+    for &q in qs {
+        if let Ok(est) = e.update(black_box(q)) {
+            c = fold(c, est.stamp.as_nanos());
+            c = fold(c, est.sample);
+        } else {
+            c = fold(c, -1);
+        }
+    }
+    c
+}
+
+/// `update_with_index` over `qs` (the measured function, warm-up
+/// included): the estimates' checksum.
+#[inline(never)]
+fn indexed(e: &mut Estimator, qs: &[(Timestamp, u64)]) -> u64 {
+    let mut c = 0xcbf2_9ce4_8422_2325u64;
+    for &(q, i) in qs {
+        if let Ok(est) = e.update_with_index(black_box(q), i) {
+            c = fold(c, est.stamp.as_nanos());
+            c = fold(c, est.sample);
+        } else {
+            c = fold(c, -1);
+        }
+    }
+    c
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "plain".into());
+    let warm = arrivals(N, 0);
+    let next = arrivals(N, N * 102 / 100);
+    if mode == "indexed" {
+        let idx = |v: Vec<Timestamp>| -> Vec<(Timestamp, u64)> {
+            v.into_iter()
+                .map(|q| (q, ((q.as_nanos() - T0) / 10_000_000) as u64 % 256))
+                .collect()
+        };
+        let (w, n) = (idx(warm), idx(next));
+        let mut e = estimator();
+        let _ = indexed(&mut e, &w);
+        let c = indexed(&mut e, &n);
+        println!("indexed checksum {c:016x}");
+    } else {
+        let mut e = estimator();
+        for &q in &warm {
+            let _ = e.update(q);
+        }
+        let c = steady(&mut e, &next);
+        println!("plain checksum {c:016x}");
+    }
+}
