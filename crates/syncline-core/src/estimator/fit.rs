@@ -8,6 +8,12 @@
 //!   line, the maximum-likelihood line for one-sided (exponential) delays;
 //! * a **least-squares** line from exact integer running sums, the better
 //!   estimator for symmetric noise;
+//! * under delays bounded at both edges (uniform), the **band**: the
+//!   thinnest strip holding the history (the Chebyshev line), from the
+//!   lower and an upper hull, whose lower edge replaces the floor and whose
+//!   centre line replaces least squares (see `LineFit::band_check`); the
+//!   widening of its strip over its newer half's tells a bend
+//!   (`LineFit::band_bends`);
 //! * on a quantised (coarse) arrival clock, the maximum-likelihood line of
 //!   `quant.rs`, refitted over the history (O(N)) at every point, or
 //!   every `N / `Tuning::quant_refit_points`` points on a long history.
