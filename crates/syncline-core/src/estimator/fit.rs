@@ -1372,6 +1372,7 @@ impl LineFit {
     /// then one upper-hull step and one comparison per point.
     fn band_check(&mut self, k: usize, lim: f64, residual: &impl Fn(&Point) -> (i64, i64, f64)) {
         if !self.by_edge
+            || self.t.band_bend.is_nan()
             || self.mode == FitMode::Quantised
             || !self.stats_valid
             || self.quantised_tick.is_some()
@@ -1382,14 +1383,30 @@ impl LineFit {
         {
             return;
         }
-        let mut top = f64::NEG_INFINITY;
+        // One pass: every residual within the reach, and the upper hull.
         for p in self.pts.iter() {
-            let r = residual(p).2;
+            let (x, y, r) = residual(p);
             if r.is_nan() || r >= lim {
+                self.up.clear();
                 return;
             }
-            top = top.max(r);
+            upper_push(&mut self.up, x, y);
         }
+        // The highest residual above the floor (a line) lies on a vertex
+        // of the upper hull.
+        let (an, aq) = (self.anchor_n, self.anchor_q);
+        let top = self
+            .up
+            .iter()
+            .map(|&(x, y)| {
+                let p = Point {
+                    n: an.saturating_add(x),
+                    q: aq.saturating_add(y),
+                    queued: false,
+                };
+                residual(&p).2
+            })
+            .fold(f64::NEG_INFINITY, f64::max);
         let band = self.t.edge_band * self.std_r;
         let near_top = self
             .pts
@@ -1398,11 +1415,8 @@ impl LineFit {
             .count();
         let ceiling = near_top.saturating_sub(2) as f64 / (self.t.edge_band * (k as f64).sqrt());
         if ceiling < self.t.sharp_edge.1 {
+            self.up.clear();
             return;
-        }
-        for p in self.pts.iter() {
-            let (x, y, _) = residual(p);
-            upper_push(&mut self.up, x, y);
         }
         self.band = thinnest_strip(&self.hull, &self.up);
         self.bounded_seen |= self.band.is_some();
@@ -1425,10 +1439,18 @@ impl LineFit {
     /// while the halves' slopes differed by up to 0.5 us per sample, a
     /// bend of hundreds of us. Costs one pass over the newer half per
     /// test (bounded laws only); a counter per point otherwise.
+    #[inline(always)]
     pub fn band_bends(&mut self, min_span: i64) -> Option<usize> {
         if !self.bounded_seen {
             return None;
         }
+        self.band_bends_due(min_span)
+    }
+
+    /// [`Self::band_bends`] once the delays were shown bounded (kept out
+    /// of line).
+    #[inline(never)]
+    fn band_bends_due(&mut self, min_span: i64) -> Option<usize> {
         self.since_bend = self.since_bend.saturating_add(1);
         let len = self.pts.len();
         let every = ((len / 4) as u32).max(self.t.forget_every);

@@ -534,7 +534,7 @@ pub struct Tuning {
     /// is the newer half's own shortfall from `W`: simulated on 400 histories each of 128-3000
     /// uniform points on one line, its median 0.8-1.0, 99th percentile 6.1-6.4, largest 7.8-9.1.
     /// 12 lies beyond all of them; the bend it tells is still far below what the halves' slopes
-    /// tell through least squares (`forget_t`).
+    /// tell through least squares (`forget_t`). NaN turns the band off (`LineFit::band_check`).
     pub band_bend: f64,
     /// The newest history points searched for where a change lies once the runs above or
     /// below the floor found it (`changes::change_point`, at most 512): a step of 0.5 % under
