@@ -2157,7 +2157,8 @@ impl Estimator {
         let forget = match self.fit.active() {
             Some(f) if !change && restore.is_none() && settled && self.matured => self
                 .wander
-                .forget(self.fit.history_log(), f.slope, self.cfg.window.as_nanos()),
+                .forget(self.fit.history_log(), f.slope, self.cfg.window.as_nanos())
+                .or_else(|| self.fit.band_bends(self.cfg.window.as_nanos())),
             _ => None,
         };
         if let Some(keep) = forget {
