@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,6 +15,7 @@ use mcap::records::MessageHeader;
 use proptest::prelude::*;
 use serde_json::Value;
 use syncline_log::cdr::encode_header_message;
+use tempfile::TempPath;
 
 /// The shared data folder: `SYNCLINE_SHARED`, else `../shared` beside the workspace.
 fn shared() -> PathBuf {
@@ -59,16 +60,16 @@ fn real(name: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("syncline-analyze-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let path = temp_dir().join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+/// A scratch file holding `bytes`, its name ending in `name`; removed when
+/// the returned path drops.
+fn write_file(name: &str, bytes: &[u8]) -> TempPath {
+    let mut file = tempfile::Builder::new()
+        .prefix("syncline-analyze-")
+        .suffix(name)
+        .tempfile()
+        .unwrap();
+    file.write_all(bytes).unwrap();
+    file.into_temp_path()
 }
 
 fn p(path: &Path) -> &str {

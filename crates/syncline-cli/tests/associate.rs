@@ -1,8 +1,11 @@
 //! `syncline associate` end to end: the shipped TUM association is
 //! reproduced byte for byte; the optimal method and bad input.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use tempfile::TempPath;
 
 fn shared() -> PathBuf {
     match std::env::var_os("SYNCLINE_SHARED") {
@@ -23,12 +26,16 @@ fn syncline(args: &[&std::ffi::OsStr]) -> Output {
         .expect("run syncline")
 }
 
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("syncline-associate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write temp file");
-    path
+/// A scratch file holding `text`, its name ending in `name`; removed when
+/// the returned path drops.
+fn scratch(name: &str, text: &str) -> TempPath {
+    let mut file = tempfile::Builder::new()
+        .prefix("syncline-associate-")
+        .suffix(name)
+        .tempfile()
+        .expect("temp file");
+    file.write_all(text.as_bytes()).expect("write temp file");
+    file.into_temp_path()
 }
 
 #[test]

@@ -6,13 +6,14 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mcap::records::MessageHeader;
 use proptest::prelude::*;
 use syncline_log::cdr::encode_header_message;
+use tempfile::TempPath;
 
 const SCHEMA: &str = "std_msgs/Header header\nfloat64 x\n";
 
@@ -23,12 +24,16 @@ fn syncline(args: &[&str]) -> Output {
         .expect("run syncline")
 }
 
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("syncline-mcap-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+/// A scratch file holding `bytes`, its name ending in `name`; removed when
+/// the returned path drops.
+fn temp(name: &str, bytes: &[u8]) -> TempPath {
+    let mut file = tempfile::Builder::new()
+        .prefix("syncline-mcap-input-")
+        .suffix(name)
+        .tempfile()
+        .unwrap();
+    file.write_all(bytes).unwrap();
+    file.into_temp_path()
 }
 
 fn p(path: &Path) -> &str {
@@ -37,7 +42,7 @@ fn p(path: &Path) -> &str {
 
 /// `(topic, stamp, arrival)` in arrival order, written as MCAP (with an
 /// extra unchosen topic `/noise` in between) and as CSV (without it).
-fn write_both(name: &str, events: &[(usize, i64, i64)], topics: &[&str]) -> (PathBuf, PathBuf) {
+fn write_both(name: &str, events: &[(usize, i64, i64)], topics: &[&str]) -> (TempPath, TempPath) {
     let mut w = mcap::WriteOptions::new()
         .profile("ros2")
         .compression(Some(mcap::Compression::Zstd))

@@ -13,10 +13,13 @@ fn shared() -> PathBuf {
     )
 }
 
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("syncline-plot-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A scratch directory, removed when the test ends (the figures go to a
+/// directory in it that the CLI creates).
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("syncline-plot-")
+        .tempdir()
+        .unwrap()
 }
 
 fn check_figure(path: &Path) {
@@ -39,7 +42,8 @@ fn check_figure(path: &Path) {
 #[test]
 fn figures_of_a_real_recording() {
     let file = shared().join("data/real/mcap/rsn_vectornav_gps_going_in_circles1_0.mcap");
-    let dir = out_dir("real");
+    let tmp = scratch();
+    let dir = tmp.path().join("figures");
     let out = Command::new(env!("CARGO_BIN_EXE_syncline"))
         .args(["plot", "--topics", "/imu,/gps", "--out"])
         .arg(&dir)
@@ -70,12 +74,13 @@ fn figures_of_a_real_recording() {
 
 #[test]
 fn figures_of_an_event_csv_and_bad_input() {
-    let dir = out_dir("csv");
+    let tmp = scratch();
+    let dir = tmp.path().join("figures");
     let mut csv = String::from("topic,stamp_ns\n");
     for k in 0..100i64 {
         csv.push_str(&format!("a,{}\n", k * 10_000_000 + (k * 7919 % 13) * 1000));
     }
-    let input = std::env::temp_dir().join(format!("syncline-plot-{}.csv", std::process::id()));
+    let input = tmp.path().join("events.csv");
     std::fs::write(&input, csv).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_syncline"))
         .args(["plot", "--topics", "a", "--out"])
