@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{Cursor, Write};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,7 +15,8 @@ use mcap::records::MessageHeader;
 use proptest::prelude::*;
 use serde_json::Value;
 use syncline_log::cdr::encode_header_message;
-use tempfile::TempPath;
+
+use common::scratch_file;
 
 /// The shared data folder: `SYNCLINE_SHARED`, else `../shared` beside the workspace.
 fn shared() -> PathBuf {
@@ -58,18 +59,6 @@ fn topic<'a>(report: &'a Value, name: &str) -> &'a Value {
 fn real(name: &str) -> String {
     let path = shared().join("data/real/mcap").join(name);
     path.to_str().unwrap().to_string()
-}
-
-/// A scratch file holding `bytes`, its name ending in `name`; removed when
-/// the returned path drops.
-fn write_file(name: &str, bytes: &[u8]) -> TempPath {
-    let mut file = tempfile::Builder::new()
-        .prefix("syncline-analyze-")
-        .suffix(name)
-        .tempfile()
-        .unwrap();
-    file.write_all(bytes).unwrap();
-    file.into_temp_path()
 }
 
 fn p(path: &Path) -> &str {
@@ -449,7 +438,7 @@ proptest! {
         let first = plan.stamps.iter().min().unwrap() + 1_000;
         let chatter: Vec<u64> = (0..chatter_n as u64).map(|i| first as u64 + i * 7_000_000).collect();
         let bytes = write_mcap(&plan, layout, &chatter);
-        let path = write_file("gen.mcap", &bytes);
+        let path = scratch_file("gen.mcap", &bytes);
         let report = json(&[p(&path)]);
         check(&report, &plan);
         let chat = topic(&report, "/chatter");
@@ -464,7 +453,7 @@ proptest! {
         for (t, l) in plan.stamps.iter().zip(&plan.latencies) {
             csv.push_str(&format!("/cam,{t},{}\n", t + l));
         }
-        let csv_path = write_file("gen.csv", csv.as_bytes());
+        let csv_path = scratch_file("gen.csv", csv.as_bytes());
         let from_csv = json(&[p(&csv_path)]);
         check(&from_csv, &plan);
         prop_assert_eq!(&topic(&from_csv, "/cam")["schema"], &Value::Null);
@@ -509,7 +498,7 @@ proptest! {
     ) {
         let (plan, bytes) = sample_file(compression);
         let at = ((bytes.len() - 1) as f64 * cut) as usize;
-        let path = write_file(&format!("cut{compression}.mcap"), &bytes[..at]);
+        let path = scratch_file(&format!("cut{compression}.mcap"), &bytes[..at]);
         assert_damage_reported(&path, "truncated");
         let out = run(&["--json", "--partial", p(&path)]);
         prop_assert_eq!(out.status.code(), Some(0));
@@ -530,8 +519,8 @@ fn bad_magic_empty_and_bad_crc() {
     let (plan, bytes) = sample_file(0);
     let mut bad = bytes.clone();
     bad[1] = b'X';
-    assert_damage_reported(&write_file("magic.mcap", &bad), "bad magic");
-    assert_damage_reported(&write_file("empty.mcap", &[]), "empty");
+    assert_damage_reported(&scratch_file("magic.mcap", &bad), "bad magic");
+    assert_damage_reported(&scratch_file("empty.mcap", &[]), "empty");
     // Flip a bit of a frame id inside the second chunk: its CRC fails.
     let hits: Vec<usize> = bytes
         .windows(8)
@@ -541,7 +530,7 @@ fn bad_magic_empty_and_bad_crc() {
         .collect();
     let mut crc = bytes.clone();
     crc[hits[hits.len() / 2]] ^= 1;
-    let path = write_file("crc.mcap", &crc);
+    let path = scratch_file("crc.mcap", &crc);
     assert_damage_reported(&path, "bad CRC");
     let out = run(&["--json", "--partial", p(&path)]);
     assert_eq!(out.status.code(), Some(0));
@@ -550,7 +539,7 @@ fn bad_magic_empty_and_bad_crc() {
     assert!(count > 0 && count < plan.stamps.len() as u64, "{count}");
     assert!(report["damaged"].as_str().unwrap().contains("CRC"));
     // A CSV that is not MCAP is read as CSV: a missing column is exit 2.
-    let out = run(&[p(&write_file("x.csv", b"a,b\n1,2\n"))]);
+    let out = run(&[p(&scratch_file("x.csv", b"a,b\n1,2\n"))]);
     assert_eq!(out.status.code(), Some(2));
     assert!(common::stderr(&out).contains("topic"));
 }

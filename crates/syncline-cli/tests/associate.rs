@@ -1,11 +1,12 @@
 //! `syncline associate` end to end: the shipped TUM association is
 //! reproduced byte for byte; the optimal method and bad input.
 
-use std::io::Write;
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use tempfile::TempPath;
+use common::scratch_file;
 
 fn shared() -> PathBuf {
     match std::env::var_os("SYNCLINE_SHARED") {
@@ -24,18 +25,6 @@ fn syncline(args: &[&std::ffi::OsStr]) -> Output {
         .args(args)
         .output()
         .expect("run syncline")
-}
-
-/// A scratch file holding `text`, its name ending in `name`; removed when
-/// the returned path drops.
-fn scratch(name: &str, text: &str) -> TempPath {
-    let mut file = tempfile::Builder::new()
-        .prefix("syncline-associate-")
-        .suffix(name)
-        .tempfile()
-        .expect("temp file");
-    file.write_all(text.as_bytes()).expect("write temp file");
-    file.into_temp_path()
 }
 
 #[test]
@@ -83,8 +72,8 @@ fn optimal_finds_the_maximum_matching_without_crossing() {
 
 #[test]
 fn offset_is_printed_like_the_script() {
-    let a = scratch("a.txt", "1.0 x\n2.0 y\n");
-    let b = scratch("b.txt", "0.5 p\n1.5 q\n");
+    let a = scratch_file("a.txt", b"1.0 x\n2.0 y\n");
+    let b = scratch_file("b.txt", b"0.5 p\n1.5 q\n");
     let out = syncline(&[a.as_os_str(), b.as_os_str(), "--offset-s=0.5".as_ref()]);
     // Matching uses b + 0.5; printing shows b - 0.5 (associate.py's quirk).
     assert_eq!(
@@ -95,15 +84,15 @@ fn offset_is_printed_like_the_script() {
 
 #[test]
 fn bad_input_names_file_and_line() {
-    let a = scratch("bad.txt", "# c\n1.0 x\n\n1.x y\n");
-    let b = scratch("ok.txt", "1.0 p\n");
+    let a = scratch_file("bad.txt", b"# c\n1.0 x\n\n1.x y\n");
+    let b = scratch_file("ok.txt", b"1.0 p\n");
     let out = syncline(&[a.as_os_str(), b.as_os_str()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.txt:4:"), "{err}");
     assert!(out.stdout.is_empty());
 
-    let missing = scratch("x", "").with_file_name("does-not-exist.txt");
+    let missing = scratch_file("x", b"").with_file_name("does-not-exist.txt");
     let out = syncline(&[missing.as_os_str(), b.as_os_str()]);
     assert_eq!(out.status.code(), Some(1));
 

@@ -6,13 +6,15 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{Cursor, Write};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mcap::records::MessageHeader;
 use proptest::prelude::*;
 use syncline_log::cdr::encode_header_message;
+
+use common::scratch_file;
 use tempfile::TempPath;
 
 const SCHEMA: &str = "std_msgs/Header header\nfloat64 x\n";
@@ -22,18 +24,6 @@ fn syncline(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run syncline")
-}
-
-/// A scratch file holding `bytes`, its name ending in `name`; removed when
-/// the returned path drops.
-fn temp(name: &str, bytes: &[u8]) -> TempPath {
-    let mut file = tempfile::Builder::new()
-        .prefix("syncline-mcap-input-")
-        .suffix(name)
-        .tempfile()
-        .unwrap();
-    file.write_all(bytes).unwrap();
-    file.into_temp_path()
 }
 
 fn p(path: &Path) -> &str {
@@ -94,8 +84,8 @@ fn write_both(name: &str, events: &[(usize, i64, i64)], topics: &[&str]) -> (Tem
     w.finish().unwrap();
     let bytes = w.into_inner().into_inner();
     (
-        temp(&format!("{name}.mcap"), &bytes),
-        temp(&format!("{name}.csv"), csv.as_bytes()),
+        scratch_file(&format!("{name}.mcap"), &bytes),
+        scratch_file(&format!("{name}.csv"), csv.as_bytes()),
     )
 }
 
@@ -198,7 +188,7 @@ fn estimate_on_an_mcap_topic_and_errors() {
     assert!(common::stderr(&out).contains("warning") && common::stderr(&out).contains("/nope"));
     // Damaged: exit 2 naming the file and the offset.
     let bytes = std::fs::read(&mcap).unwrap();
-    let cut = temp("cut.mcap", &bytes[..bytes.len() / 2]);
+    let cut = scratch_file("cut.mcap", &bytes[..bytes.len() / 2]);
     let out = syncline(&[
         "sync",
         "--policy",

@@ -22,29 +22,9 @@ use syncline_core::estimator::{Estimator, EstimatorConfig};
 use syncline_core::{TimeDelta, Timestamp};
 
 const N: usize = 100_000;
-const T0: i64 = 1_700_000_000_000_000_000;
-
-/// `n` arrivals of the bench's stream, from sample `offset` on.
-fn arrivals(n: usize, offset: usize) -> Vec<Timestamp> {
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut last = 0i64;
-    let mut out = Vec::with_capacity(n);
-    for k in offset..offset + n * 102 / 100 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
-        if u < 0.02 || out.len() == n {
-            continue;
-        }
-        let jitter = (-300_000.0 * (1.0 - u).ln()) as i64;
-        let stall = if k % 997 == 0 { 30_000_000 } else { 0 };
-        let q = (T0 + k as i64 * 10_000_000 + 1_000_000 + jitter + stall).max(last + 40_000);
-        last = q;
-        out.push(Timestamp::from_nanos(q));
-    }
-    out
-}
+#[path = "../../../benches/common/estimator_stream.rs"]
+mod estimator_stream;
+use estimator_stream::{T0, arrivals};
 
 /// The bench's estimator (5 s window, 10 ms expected period), with the
 /// tests named in `OFF` turned off.

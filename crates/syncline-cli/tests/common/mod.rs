@@ -40,3 +40,15 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A scratch file holding `bytes`, its name ending in `name` (an extension
+/// the CLI reads the format by); removed when the returned path drops.
+pub fn scratch_file(name: &str, bytes: &[u8]) -> tempfile::TempPath {
+    let mut file = tempfile::Builder::new()
+        .prefix("syncline-test-")
+        .suffix(name)
+        .tempfile()
+        .expect("temp file");
+    file.write_all(bytes).expect("write temp file");
+    file.into_temp_path()
+}
