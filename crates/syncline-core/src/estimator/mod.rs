@@ -1622,16 +1622,7 @@ impl Estimator {
     /// loss.
     #[inline(always)]
     fn track_link(&mut self, n: i64, q: i64, r0: Option<f64>, gap: f64, p: f64) {
-        // Without a link, only a late sample (more than half a period
-        // above the floor) within a period of the one before starts one.
-        // The common case, a sample numbered next and not that late, is
-        // told first, by branches that almost always go the same way
-        // (`gap >= p` is a coin toss on a jittered stream).
-        if self.link.is_none()
-            && ((self.last_n.is_some_and(|l| n == l.saturating_add(1))
-                && !r0.is_some_and(|r| r > 0.5 * p))
-                || gap >= p)
-        {
+        if gap >= p && self.link.is_none() {
             return;
         }
         if self.fit.quantised_tick.is_some() {
