@@ -148,7 +148,12 @@ impl History {
     /// The newest point.
     #[inline]
     pub fn back(&self) -> Option<&Point> {
-        self.as_slice().last()
+        // One bounds check, not the slice's two.
+        let i = (self.head + self.len).checked_sub(1)?;
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get(i)
     }
 
     /// The point at position `i` (oldest first).
@@ -164,8 +169,8 @@ impl History {
             self.compact();
             end = self.head + self.len;
         }
-        if end < self.buf.len() {
-            self.buf[end] = p;
+        if let Some(slot) = self.buf.get_mut(end) {
+            *slot = p;
         } else {
             // The slots are reserved: no allocation, unless a marked run
             // fills them (not in the estimator's use, see `with_capacity`).
