@@ -188,6 +188,7 @@ fn clipped(v: f64, clip: f64) -> f64 {
 /// The screen takes its differences at lag [`LAG`] between samples whose
 /// numbers are multiples of this...
 const CHECKPOINT: i64 = 8;
+const _: () = assert!(CHECKPOINT.count_ones() == 1, "the screen masks by it");
 /// ... of which it keeps this many.
 const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
 /// A ring slot never written.
@@ -309,7 +310,7 @@ impl Wander {
             self.t.wander_screen_clip * self.e1,
             self.t.wander_screen_clip * self.el,
         );
-        let (mut s1, mut k1) = (self.block.0, self.block.2);
+        let (mut s1, mut sl, mut k1, mut kl) = self.block;
         for i in from..to {
             let c = self.at(i);
             if i >= 2
@@ -322,19 +323,21 @@ impl Wander {
                 s1 += clipped(d * d, clip1);
                 k1 += 1;
             }
-            if c.n.rem_euclid(CHECKPOINT) == 0 && !c.queued {
+            // (`n & (CHECKPOINT - 1)` is `n.rem_euclid(CHECKPOINT)`: a
+            // power of two.)
+            if c.n & (CHECKPOINT - 1) == 0 && !c.queued {
                 self.marks.copy_within(1.., 0);
                 self.marks[MARKS - 1] = (c.n, c.q);
                 let (m0, m1) = (self.marks[0], self.marks[MARKS / 2]);
                 if c.n.wrapping_sub(m1.0) == lag && m1.0.wrapping_sub(m0.0) == lag {
                     let d = (c.q - m1.1) as f64 - (m1.1 - m0.1) as f64;
-                    self.block.1 += clipped(d * d, clipl);
-                    self.block.3 += 1;
+                    sl += clipped(d * d, clipl);
+                    kl += 1;
                 }
             }
             (a, b) = (b, c);
         }
-        (self.block.0, self.block.2) = (s1, k1);
+        self.block = (s1, sl, k1, kl);
         self.screened = to;
     }
 
