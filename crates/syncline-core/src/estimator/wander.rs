@@ -301,10 +301,15 @@ impl Wander {
     fn screen(&mut self) {
         let lag = LAG as i64;
         let (from, to) = (self.screened, self.count);
-        // The two samples before each one, carried along (`NONE` before
-        // the first since the clear, never used: `i >= 2`).
-        let mut a = if from >= 2 { self.at(from - 2) } else { NONE };
-        let mut b = if from >= 1 { self.at(from - 1) } else { NONE };
+        // The two samples before each one, carried along; before the first
+        // since the clear a queued `NONE`, which no difference uses (the
+        // queued flag stands for `i >= 2`: at `i` < 2, `a` is such a one).
+        let before = Point {
+            queued: true,
+            ..NONE
+        };
+        let mut a = if from >= 2 { self.at(from - 2) } else { before };
+        let mut b = if from >= 1 { self.at(from - 1) } else { before };
         // The clips are fixed within a block (the means change at its end).
         let (clip1, clipl) = (
             self.t.wander_screen_clip * self.e1,
@@ -313,12 +318,7 @@ impl Wander {
         let (mut s1, mut sl, mut k1, mut kl) = self.block;
         for i in from..to {
             let c = self.at(i);
-            if i >= 2
-                && !c.queued
-                && !a.queued
-                && c.n.wrapping_sub(b.n) == 1
-                && b.n.wrapping_sub(a.n) == 1
-            {
+            if !c.queued && !a.queued && c.n.wrapping_sub(b.n) == 1 && b.n.wrapping_sub(a.n) == 1 {
                 let d = (c.q - b.q) as f64 - (b.q - a.q) as f64;
                 s1 += clipped(d * d, clip1);
                 k1 += 1;
