@@ -188,6 +188,7 @@ fn clipped(v: f64, clip: f64) -> f64 {
 /// The screen takes its differences at lag [`LAG`] between samples whose
 /// numbers are multiples of this...
 const CHECKPOINT: i64 = 8;
+const _: () = assert!(CHECKPOINT.count_ones() == 1, "the screen masks by it");
 /// ... of which it keeps this many.
 const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
 /// A ring slot never written.
@@ -300,41 +301,43 @@ impl Wander {
     fn screen(&mut self) {
         let lag = LAG as i64;
         let (from, to) = (self.screened, self.count);
-        // The two samples before each one, carried along (`NONE` before
-        // the first since the clear, never used: `i >= 2`).
-        let mut a = if from >= 2 { self.at(from - 2) } else { NONE };
-        let mut b = if from >= 1 { self.at(from - 1) } else { NONE };
+        // The two samples before each one, carried along; before the first
+        // since the clear a queued `NONE`, which no difference uses (the
+        // queued flag stands for `i >= 2`: at `i` < 2, `a` is such a one).
+        let before = Point {
+            queued: true,
+            ..NONE
+        };
+        let mut a = if from >= 2 { self.at(from - 2) } else { before };
+        let mut b = if from >= 1 { self.at(from - 1) } else { before };
         // The clips are fixed within a block (the means change at its end).
         let (clip1, clipl) = (
             self.t.wander_screen_clip * self.e1,
             self.t.wander_screen_clip * self.el,
         );
-        let (mut s1, mut k1) = (self.block.0, self.block.2);
+        let (mut s1, mut sl, mut k1, mut kl) = self.block;
         for i in from..to {
             let c = self.at(i);
-            if i >= 2
-                && !c.queued
-                && !a.queued
-                && c.n.wrapping_sub(b.n) == 1
-                && b.n.wrapping_sub(a.n) == 1
-            {
+            if !c.queued && !a.queued && c.n.wrapping_sub(b.n) == 1 && b.n.wrapping_sub(a.n) == 1 {
                 let d = (c.q - b.q) as f64 - (b.q - a.q) as f64;
                 s1 += clipped(d * d, clip1);
                 k1 += 1;
             }
-            if c.n.rem_euclid(CHECKPOINT) == 0 && !c.queued {
+            // (`n & (CHECKPOINT - 1)` is `n.rem_euclid(CHECKPOINT)`: a
+            // power of two.)
+            if c.n & (CHECKPOINT - 1) == 0 && !c.queued {
                 self.marks.copy_within(1.., 0);
                 self.marks[MARKS - 1] = (c.n, c.q);
                 let (m0, m1) = (self.marks[0], self.marks[MARKS / 2]);
                 if c.n.wrapping_sub(m1.0) == lag && m1.0.wrapping_sub(m0.0) == lag {
                     let d = (c.q - m1.1) as f64 - (m1.1 - m0.1) as f64;
-                    self.block.1 += clipped(d * d, clipl);
-                    self.block.3 += 1;
+                    sl += clipped(d * d, clipl);
+                    kl += 1;
                 }
             }
             (a, b) = (b, c);
         }
-        (self.block.0, self.block.2) = (s1, k1);
+        self.block = (s1, sl, k1, kl);
         self.screened = to;
     }
 
