@@ -1594,9 +1594,23 @@ impl Estimator {
     /// jitter of the link's intervals could make a whole number of them
     /// (a link that paused a while) counts nothing. Losses that never took
     /// their turn on the link leave no gap, and no reading can see them
-    /// before the drain ends.
+    /// before the drain ends. A link is one only if it is faster than the
+    /// sensor by more than `Tuning::link_tol` of a period: at the
+    /// sensor's own rate (gaps of a period, within the jitter) samples late
+    /// by whole periods are not a backlog draining (their lateness does
+    /// not fall), and each gap of one interval would be one of a period
+    /// too; reading them as drained kept them out of the fit and numbered
+    /// 150 samples of a 3 Hz stream 7 periods early after a burst of 7
+    /// losses (`scripts/family_draws.py --seed 11 --kinds loss_bursty`,
+    /// draw 1106099).
     fn link_losses(&self, gap: f64) -> Option<i64> {
-        let l = self.link.filter(|l| l.gaps >= self.cfg.tuning.link_run)?;
+        let t = &self.cfg.tuning;
+        let l = self.link.filter(|l| {
+            l.gaps >= t.link_run
+                && self
+                    .period_f()
+                    .is_some_and(|p| l.interval() < (1.0 - t.link_tol) * p)
+        })?;
         // (A gap longer than the window restarted the fits before.)
         l.intervals(gap, &self.cfg.tuning).map(|k| k as i64 - 1)
     }
