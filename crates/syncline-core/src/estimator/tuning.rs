@@ -151,7 +151,9 @@ pub struct Tuning {
     /// described above.
     pub link_run: u32,
     /// How far a gap may stray from the link's interval, in intervals, and still be one (a
-    /// sample drained right behind its predecessor).
+    /// sample drained right behind its predecessor). Also how much faster than the sensor a
+    /// link must be to drain a backlog (its interval below `1 − link_tol` periods): within it,
+    /// a gap of one interval is one of a period too (`Estimator::link_losses`).
     pub link_tol: f64,
     /// How far a gap of `k` intervals may stray from `k` × the interval, in standard deviations
     /// of a `k`-interval gap, to count the `k − 1` samples lost in it (at most `link_tol` of an
