@@ -1603,16 +1603,24 @@ impl Estimator {
     /// 150 samples of a 3 Hz stream 7 periods early after a burst of 7
     /// losses (`scripts/family_draws.py --seed 11 --kinds loss_bursty`,
     /// draw 1106099).
+    #[inline(always)]
     fn link_losses(&self, gap: f64) -> Option<i64> {
+        // (No link on the steady path: the rest is out of line.)
+        self.link.and_then(|l| self.link_losses_in(l, gap))
+    }
+
+    /// [`Self::link_losses`] with a link under way.
+    #[inline(never)]
+    fn link_losses_in(&self, l: LinkDrain, gap: f64) -> Option<i64> {
         let t = &self.cfg.tuning;
-        let l = self.link.filter(|l| {
-            l.gaps >= t.link_run
-                && self
-                    .period_f()
-                    .is_some_and(|p| l.interval() < (1.0 - t.link_tol) * p)
-        })?;
+        let faster = self
+            .period_f()
+            .is_some_and(|p| l.interval() < (1.0 - t.link_tol) * p);
+        if l.gaps < t.link_run || !faster {
+            return None;
+        }
         // (A gap longer than the window restarted the fits before.)
-        l.intervals(gap, &self.cfg.tuning).map(|k| k as i64 - 1)
+        l.intervals(gap, t).map(|k| k as i64 - 1)
     }
 
     /// Whether a sample `gap` after the pending one came one link interval
