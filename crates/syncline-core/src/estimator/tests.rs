@@ -1704,6 +1704,41 @@ fn glitch_pulses_are_rejected() {
     }
 }
 
+/// A pulse on every sample, the samples' arrivals Gaussian with a
+/// deviation of 13 % of the period: the arrival floor the pulses' phase is
+/// measured on wobbles by more than the phase tolerance, while each pulse
+/// lies on the pulse line. Judged by the floor, runs of such pulses were
+/// rejected and the pulse line restarted, its estimates 2-4 ms off for a
+/// sample or two (`family_draws.py --seed 11 --kinds reference`, 1114016;
+/// 5 ms RMS on 1114138); a pulse line with statistics now judges its
+/// pulses alone.
+#[test]
+fn pulses_on_their_line_are_kept_under_wide_arrival_jitter() {
+    let p = 27_146_556i64;
+    // (Seed 1 is left out: a change the arrival fit detects there near the
+    // end cuts the pulses to two, a separate limit.)
+    for seed in 2u64..=7 {
+        let mut rng = Rng(seed);
+        let config =
+            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(p));
+        let mut e = Estimator::new(config).unwrap();
+        let mut last = 0;
+        let mut errs = Vec::new();
+        for k in 0..3000i64 {
+            let t = T0 + k * p;
+            e.update_reference(ts(t + 20_000 + (rng.next() * 60_000.0) as i64));
+            let q = (t + 15_000_000 + (0.13 * p as f64 * rng.normal()) as i64).max(last + 40_000);
+            last = q;
+            let got = e.update(ts(q)).unwrap().stamp.as_nanos();
+            if k >= 300 {
+                errs.push(got - t);
+            }
+        }
+        let w = worst(&errs, median(&errs));
+        assert!(w < 200_000, "seed {seed}: worst {w} ns, {:?}", e.status());
+    }
+}
+
 /// Pulses with a symmetric jitter are fitted by their mean, not by the
 /// floor's level carried over a switch to least squares (a bias of about
 /// twice the jitter's standard deviation).
