@@ -1715,9 +1715,10 @@ fn glitch_pulses_are_rejected() {
 #[test]
 fn pulses_on_their_line_are_kept_under_wide_arrival_jitter() {
     let p = 27_146_556i64;
-    // (Seed 1 is left out: a change the arrival fit detects there near the
-    // end cuts the pulses to two, a separate limit.)
-    for seed in 2u64..=7 {
+    // (On seed 1 the arrival fit detects a change near the end: it used to
+    // cut the pulses to two, whose line put the estimates up to 4.8 ms
+    // off.)
+    for seed in 1u64..=7 {
         let mut rng = Rng(seed);
         let config =
             EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(p));
