@@ -2192,10 +2192,10 @@ impl Estimator {
             self.fit.cut(keep, !level_kept);
             // The pulses stay: they judge their own line (one off it is a
             // glitch, a run of them restarts it, `Pulses::place`), which
-            // follows a period step as soon as with a cut. Cut to two
-            // after a change the arrivals alone showed (a false one
-            // under Gaussian jitter), the line on two pulses put the
-            // estimates up to 4.8 ms off.
+            // then follows a period step as soon as a cut did. Cut to two
+            // after a change the arrivals alone showed (a false one under
+            // Gaussian jitter), the line on two pulses put the estimates
+            // up to 4.8 ms off.
             self.pulses.summarise(&self.fit);
             self.forget_change_runs();
             self.st.changes_detected += 1;
