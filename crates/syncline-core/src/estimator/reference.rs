@@ -34,6 +34,8 @@ pub(crate) struct Pulses {
     /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
     /// of its last pulse; `None` once it has statistics.
     young: Option<YoungSummary>,
+    /// `Tuning::ref_mix_sd`.
+    mix_sd: f64,
 }
 
 impl Pulses {
@@ -50,6 +52,7 @@ impl Pulses {
             early: 0,
             dev: cfg.tuning.ref_dev_start,
             young: None,
+            mix_sd: cfg.tuning.ref_mix_sd,
         }
     }
 
@@ -338,7 +341,11 @@ impl Pulses {
             .slope_precision()
             .filter(|w| w.is_finite() && *w > 0.0)?;
         let arrival = fit.active().filter(|l| l.slope > 0.0)?.slope;
-        Some(if wp.is_finite() {
+        // Two slopes further apart than their errors allow measure two
+        // periods: the arrival line still on the one before a step the
+        // pulses already follow. The pulses' own then stands.
+        let apart = (arrival - pulses).abs() * (wa * wp / (wa + wp)).sqrt() > self.mix_sd;
+        Some(if wp.is_finite() && !apart {
             (wa * arrival + wp * pulses) / (wa + wp)
         } else {
             pulses
