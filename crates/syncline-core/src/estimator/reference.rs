@@ -332,10 +332,11 @@ impl Pulses {
 
     /// The precision-weighted mean of a pulse slope (precision `wp`, see
     /// [`LineFit::slope_precision`](super::fit::LineFit::slope_precision)) and the arrival fit's, once the arrival
-    /// fit has statistics. Both measure the sensor's period on the host
-    /// clock: sparse pulses (a 1 Hz PPS on a 100 Hz stream) far worse than
-    /// the samples' arrivals, while a pulse on every sample with a small
-    /// jitter outweighs them.
+    /// fit has statistics, while the two agree (`Tuning::ref_mix_sd`).
+    /// Both measure the sensor's period on the host clock: sparse pulses
+    /// (a 1 Hz PPS on a 100 Hz stream) far worse than the samples'
+    /// arrivals, while a pulse on every sample with a small jitter
+    /// outweighs them.
     fn mixed_slope(&self, fit: &LineFit, pulses: f64, wp: f64) -> Option<f64> {
         let wa = fit
             .slope_precision()

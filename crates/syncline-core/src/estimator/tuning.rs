@@ -723,17 +723,17 @@ pub struct Tuning {
     /// (once the line has statistics), clamped to `ref_glitch_min`-`ref_glitch_max` of a
     /// period, is a glitch and rejected.
     pub ref_glitch_sd: f64,
+    /// See `ref_glitch_sd` (in periods).
+    pub ref_glitch_min: f64,
+    /// See `ref_glitch_sd` (in periods); also the tolerance before the pulse line has
+    /// statistics.
+    pub ref_glitch_max: f64,
     /// The pulse line's slope is the precision-weighted mean of the pulses' and the arrivals'
     /// unless they differ by more than this many standard errors of their difference: then
     /// they measure two periods (the arrival line still on the one before a step the pulses
     /// already follow) and the pulses' own stands. 4: slopes that agree differ by more with
     /// odds of about 6e-5 (Gaussian errors).
     pub ref_mix_sd: f64,
-    /// See `ref_glitch_sd` (in periods).
-    pub ref_glitch_min: f64,
-    /// See `ref_glitch_sd` (in periods); also the tolerance before the pulse line has
-    /// statistics.
-    pub ref_glitch_max: f64,
     /// Below a pulse floor no pulse lies by more than the floor's own error: the tolerance there
     /// is the mean residual, at least this fraction of a period.
     pub ref_below_min: f64,
@@ -926,9 +926,9 @@ impl Default for Tuning {
             ref_jump_run: 3,
             ref_first_slack: 0.1,
             ref_glitch_sd: 10.0,
-            ref_mix_sd: 4.0,
             ref_glitch_min: 0.01,
             ref_glitch_max: 0.25,
+            ref_mix_sd: 4.0,
             ref_below_min: 1e-4,
             ref_phase_sd: 6.0,
             ref_phase_min: 0.03,
