@@ -387,7 +387,7 @@ pub(crate) struct LineFit {
     /// least squares once its first choice is made (`chosen`).
     ls_enter: f64,
     /// The tuning values (see [`Tuning`]).
-    t: Tuning,
+    pub(super) t: Tuning,
     chosen: bool,
     floor: Option<Line>,
     /// The floor as the last rebuild left it (see [`LineFit::rebuilt_floor`]).

@@ -1613,10 +1613,11 @@ impl Estimator {
     #[inline(never)]
     fn link_losses_in(&self, l: LinkDrain, gap: f64) -> Option<i64> {
         let t = &self.cfg.tuning;
-        let faster = self
-            .period_f()
-            .is_some_and(|p| l.interval() < (1.0 - t.link_tol) * p);
-        if l.gaps < t.link_run || !faster {
+        if l.gaps < t.link_run
+            || !self
+                .period_f()
+                .is_some_and(|p| l.interval() < (1.0 - t.link_tol) * p)
+        {
             return None;
         }
         // (A gap longer than the window restarted the fits before.)

@@ -34,8 +34,6 @@ pub(crate) struct Pulses {
     /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
     /// of its last pulse; `None` once it has statistics.
     young: Option<YoungSummary>,
-    /// `Tuning::ref_mix_sd`.
-    mix_sd: f64,
 }
 
 impl Pulses {
@@ -52,7 +50,6 @@ impl Pulses {
             early: 0,
             dev: cfg.tuning.ref_dev_start,
             young: None,
-            mix_sd: cfg.tuning.ref_mix_sd,
         }
     }
 
@@ -345,7 +342,8 @@ impl Pulses {
         // Two slopes further apart than their errors allow measure two
         // periods: the arrival line still on the one before a step the
         // pulses already follow. The pulses' own then stands.
-        let apart = (arrival - pulses).abs() * (wa * wp / (wa + wp)).sqrt() > self.mix_sd;
+        let apart =
+            (arrival - pulses).abs() * (wa * wp / (wa + wp)).sqrt() > self.refs.t.ref_mix_sd;
         Some(if wp.is_finite() && !apart {
             (wa * arrival + wp * pulses) / (wa + wp)
         } else {
