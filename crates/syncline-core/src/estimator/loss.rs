@@ -28,7 +28,25 @@ pub(super) struct LossEvidence {
     pub ann_used: f64,
     /// Announced losses that did not: how far the driver's word is trusted.
     pub ann_false: f64,
+    /// The status's sample count where the gap evidence began, moved up
+    /// as the evidence is halved: `samples − since` is how many samples
+    /// the evidence speaks for (see [`Estimator::evidence_base`]).
+    pub since: f64,
+    /// How late on the floor (in periods) the newest [`STALL_LENGTHS`]
+    /// certain delays were, a ring (see [`Estimator::stall_density`]).
+    pub stall_at: [f64; STALL_LENGTHS],
+    /// How many of `stall_at` are filled.
+    pub stall_len: usize,
+    /// The ring's next slot.
+    pub stall_next: usize,
+    /// The recorded lengths' bandwidth by Silverman's rule (periods),
+    /// kept with them.
+    pub stall_bw: f64,
 }
+
+/// The certain delays whose lengths [`LossEvidence::stall_at`] keeps: the
+/// recent ones, enough for a density of one or two lengths.
+pub(super) const STALL_LENGTHS: usize = 16;
 
 impl LossEvidence {
     /// No evidence, as in a new estimator.
@@ -37,13 +55,31 @@ impl LossEvidence {
         *self = LossEvidence::default();
     }
 
-    /// Halves the gap evidence once it exceeds `cap`.
-    pub fn cap(&mut self, cap: f64) {
+    /// Halves the gap evidence once it exceeds `cap` (`now`: the status's
+    /// sample count), and the samples it speaks for.
+    pub fn cap(&mut self, cap: f64, now: u64) {
         if self.loss + self.stall + self.pause > cap {
+            self.since = 0.5 * (self.since + now as f64);
             self.pause *= 0.5;
             self.loss *= 0.5;
             self.lost *= 0.5;
             self.stall *= 0.5;
+        }
+    }
+
+    /// Records a certain delay, `late` periods on the floor.
+    #[cold]
+    #[inline(never)]
+    pub fn note_stall(&mut self, late: f64) {
+        if late.is_finite() {
+            self.stall_at[self.stall_next] = late;
+            self.stall_next = (self.stall_next + 1) % STALL_LENGTHS;
+            self.stall_len = (self.stall_len + 1).min(STALL_LENGTHS);
+            let rec = &self.stall_at[..self.stall_len];
+            let n = rec.len() as f64;
+            let mean = rec.iter().sum::<f64>() / n;
+            let var = rec.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n;
+            self.stall_bw = 1.06 * var.sqrt() * n.powf(-0.2);
         }
     }
 
@@ -141,7 +177,8 @@ impl Estimator {
     }
 
     pub(super) fn cap_evidence(&mut self) {
-        self.evidence.cap(self.cfg.tuning.evidence_cap);
+        self.evidence
+            .cap(self.cfg.tuning.evidence_cap, self.st.samples);
     }
 
     /// Announced losses that no gap showed within
@@ -264,6 +301,18 @@ impl Estimator {
                 }
                 Verdict::Delayed => {
                     self.evidence.stall += 1.0;
+                    // Its length is recorded where the next sample came
+                    // right behind it (held with it): a delay for certain,
+                    // not a verdict a later arrival may find wrong (the
+                    // first of a burst of losses read as delayed would
+                    // make the next one's lateness a stall length too).
+                    if let (true, Some(r), Some(p)) = (
+                        gap < 0.5 * p,
+                        self.floor_residual(nd, pd.point.q, period),
+                        period,
+                    ) {
+                        self.evidence.note_stall(r / p);
+                    }
                     self.st.delays_detected += 1;
                     (nd, nd)
                 }
@@ -714,7 +763,7 @@ impl Estimator {
         let m = (alt.lost - alt.delayed) as f64;
         // Laplace's rule for "a lost sample is followed by another loss".
         let again = (self.evidence.lost - self.evidence.loss + 1.0) / (self.evidence.lost + 2.0);
-        let held = self.fit.len() as f64 + 2.0;
+        let held = self.evidence_base();
         let mut run = again.powf(m - 1.0);
         if further > 0.0 {
             // A new run of losses starts (at the rate of runs seen), then
@@ -722,16 +771,16 @@ impl Estimator {
             run *= (self.evidence.loss + 1.0) / held * again.powf(further - 1.0);
         }
         let on_time = self.on_time_density(r, p);
-        // A stall of the next sample: its rate among the samples held, its
-        // delay spread like the pending one's.
-        let stalled = (self.evidence.stall + 1.0) / held / (self.cfg.tuning.stall_spread * p);
+        // A stall of the next sample as long as the pending one's on the
+        // delayed reading: at the stalls' rate, their lengths' density.
+        let r_delayed = r + (m + further) * p;
+        let stalled = self.stall_rate() * self.stall_density(r_delayed, p);
         // Or, the pending sample only delayed, the next one on time for
         // the number right after it, `m + further` periods later on the
         // floor, where the jitter the stream has shown reaches that far
         // (a jitter spanning periods; never under one within half a
         // period, whose losses are judged as before: `shown_reach` is then
         // half a period).
-        let r_delayed = r + (m + further) * p;
         let delayed = if self.fit.stats_valid() && r_delayed < self.fit.shown_reach {
             self.on_time_density(r_delayed, p)
         } else {
@@ -762,6 +811,100 @@ impl Estimator {
         lost
     }
 
+    /// How many samples the loss evidence speaks for, with Laplace's 2:
+    /// the history held, or fewer where the evidence was halved since.
+    pub(super) fn evidence_base(&self) -> f64 {
+        let covered = (self.st.samples as f64 - self.evidence.since).max(0.0);
+        (self.fit.len() as f64).min(covered) + 2.0
+    }
+
+    /// The rate of stalls among the samples the evidence speaks for
+    /// (Laplace's rule), at most `Tuning::stall_rate_max`.
+    pub(super) fn stall_rate(&self) -> f64 {
+        let covered = (self.st.samples as f64 - self.evidence.since).max(0.0);
+        ((self.evidence.stall + 1.0) / (covered + 2.0)).min(self.cfg.tuning.stall_rate_max)
+    }
+
+    /// Density (per ns) of a stall `d` ns long: uniform over
+    /// `Tuning::stall_spread` periods (any stall, as long as any other),
+    /// never less (a record of one length makes a stall of another no less
+    /// likely: two stalls of 4 periods in a row, after stalls of 2.5, read
+    /// as four losses), plus, weighted `n / (n + Tuning::stall_prior)` for the `n` lengths
+    /// recorded, a kernel density of the recent certain delays' lengths
+    /// (Epanechnikov's kernel, as wide as a Gaussian of the bandwidth
+    /// Silverman's rule gives, at least the jitter's standard deviation or
+    /// `Tuning::stall_bw_min` of a period). A stream
+    /// whose delays repeat one length (a USB adapter's latency timer near
+    /// the period holds lone samples that long) then makes a sample that
+    /// late a delay: spread as the uniform law, each held lone sample read
+    /// as a loss, the next held one confirmed it (a run of them is on
+    /// time for the loss numbering), the numbering went a period off
+    /// and the history was cut every few hundred samples.
+    pub(super) fn stall_density(&self, d: f64, p: f64) -> f64 {
+        let uniform = 1.0 / (self.cfg.tuning.stall_spread * p);
+        let (w, kernel) = self.recorded_stalls(d, p);
+        uniform + w * kernel
+    }
+
+    /// The recorded part of [`Self::stall_density`]: its weight and the
+    /// kernel density (per ns) of the recorded lengths at `d` ns.
+    fn recorded_stalls(&self, d: f64, p: f64) -> (f64, f64) {
+        let t = &self.cfg.tuning;
+        let n = self.evidence.stall_len;
+        if n == 0 {
+            return (0.0, 0.0);
+        }
+        let nf = n as f64;
+        // Silverman's rule, never under the jitter the fit shows.
+        let bw = self
+            .evidence
+            .stall_bw
+            .max(self.fit.std_r / p)
+            .max(t.stall_bw_min);
+        // Epanechnikov's kernel (the optimal one, and no exponential per
+        // length), as wide as a Gaussian of bandwidth `bw` in variance.
+        let half = 5f64.sqrt() * bw;
+        let w = nf / (nf + t.stall_prior);
+        if !(half > 0.0 && w.is_finite()) {
+            // (An odd `Tuning::stall_bw_min` or `stall_prior`.)
+            return (0.0, 0.0);
+        }
+        let x = d / p;
+        let kernel = self.evidence.stall_at[..n]
+            .iter()
+            .map(|s| ((x - s) / half).powi(2))
+            .filter(|z2| *z2 < 1.0)
+            .map(|z2| 1.0 - z2)
+            .sum::<f64>()
+            * 0.75
+            / (nf * half * p);
+        (w, kernel)
+    }
+
+    /// Whether sample `n`, arrived at `q`, is late by the length the
+    /// stream's certain delays repeat: at least `Tuning::held_late` of a
+    /// period, and within `Tuning::hold_near` of a period of at least half
+    /// of the recorded lengths (at least `Tuning::hold_records` of them).
+    /// Held like them, it says nothing of the line and stays out of the
+    /// fit.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn held_as_before(&self, n: i64, q: i64, period: Option<f64>) -> bool {
+        let (Some(p), Some(r)) = (period, self.floor_residual(n, q, period)) else {
+            return false;
+        };
+        let t = &self.cfg.tuning;
+        let rec = &self.evidence.stall_at[..self.evidence.stall_len];
+        if r < t.held_late * p || rec.len() < t.hold_records {
+            return false;
+        }
+        let near = rec
+            .iter()
+            .filter(|&&s| (s - r / p).abs() <= t.hold_near)
+            .count();
+        2 * near >= rec.len()
+    }
+
     /// Density of residual `r` above the floor for a sample on time: the
     /// jitter, exponential with the measured mean (on a quantised arrival
     /// clock, behind up to a tick of the grid's own delay,
@@ -778,7 +921,7 @@ impl Estimator {
 
 #[cfg(test)]
 mod tests {
-    use super::LossEvidence;
+    use super::{LossEvidence, STALL_LENGTHS};
 
     #[test]
     fn evidence_is_halved_past_the_cap_and_reset_clears_it() {
@@ -789,17 +932,40 @@ mod tests {
             lost: 50.0,
             ann_used: 60.0,
             ann_false: 10.0,
+            since: 100.0,
+            ..LossEvidence::default()
         };
-        e.cap(64.0);
+        e.cap(64.0, 500);
         assert_eq!((e.loss, e.stall, e.lost), (20.0, 15.0, 25.0));
+        // The samples the evidence speaks for are halved with it.
+        assert_eq!(500.0 - e.since, 200.0);
         // Under the cap, nothing moves.
-        e.cap(64.0);
-        assert_eq!((e.loss, e.stall, e.lost), (20.0, 15.0, 25.0));
+        e.cap(64.0, 600);
+        assert_eq!(
+            (e.loss, e.stall, e.lost, e.since),
+            (20.0, 15.0, 25.0, 300.0)
+        );
         // The announcement record has its own cap.
         assert_eq!((e.ann_used, e.ann_false), (60.0, 10.0));
         e.cap_announcements(64.0);
         assert_eq!((e.ann_used, e.ann_false), (30.0, 5.0));
+        e.note_stall(1.0);
         e.reset();
         assert_eq!(e, LossEvidence::default());
+    }
+
+    #[test]
+    fn the_stall_record_keeps_the_newest_lengths() {
+        let mut e = LossEvidence::default();
+        e.note_stall(f64::NAN);
+        assert_eq!(e.stall_len, 0);
+        for k in 0..(STALL_LENGTHS + 3) {
+            e.note_stall(k as f64);
+        }
+        assert_eq!(e.stall_len, STALL_LENGTHS);
+        let mut kept = e.stall_at.to_vec();
+        kept.sort_by(f64::total_cmp);
+        assert_eq!(kept[0], 3.0);
+        assert_eq!(kept[STALL_LENGTHS - 1], (STALL_LENGTHS + 2) as f64);
     }
 }

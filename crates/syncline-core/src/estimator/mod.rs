@@ -868,7 +868,11 @@ impl Estimator {
         let queued = ((queued
             || (late_behind && n == self.last_n.map_or(n, |l| l.saturating_add(1))))
             && !held)
-            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near);
+            || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near)
+            // An ambiguous arrival late by the stream's repeated hold.
+            || (self.arrival_alt.is_some()
+                && self.evidence.stall_len > 0
+                && self.held_as_before(n, q, period));
         // Stage 4: the arrival clock's tick; and the jitter's width, which
         // the clock line's statistics follow (`LineFit::note_gap`), beyond
         // what the arrival clock's resolution spreads the gaps by.
@@ -903,14 +907,21 @@ impl Estimator {
         match (since_last, self.period_f(), self.fit.floor()) {
             (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
                 let beyond = self.cfg.tuning.held_late * p;
-                self.pending.as_mut().is_some_and(|pd| {
-                    // At the number it keeps now (a gap this short
-                    // resolves an ambiguous one as delayed).
-                    let n = pd.alt.map_or(pd.point.n, |a| a.delayed);
-                    let late = f.residual(n, pd.point.q) > beyond;
-                    pd.point.queued |= late;
-                    late
-                })
+                let Some(pd) = self.pending.as_mut() else {
+                    return false;
+                };
+                // At the number it keeps now (a gap this short
+                // resolves an ambiguous one as delayed).
+                let n = pd.alt.map_or(pd.point.n, |a| a.delayed);
+                let r = f.residual(n, pd.point.q);
+                let late = r > beyond;
+                pd.point.queued |= late;
+                // A delay for certain (an ambiguous one is recorded with
+                // its verdict).
+                if late && pd.alt.is_none() {
+                    self.evidence.note_stall(r / p);
+                }
+                late
             }
             _ => false,
         }
@@ -1504,13 +1515,16 @@ impl Estimator {
         if self.cfg.loss_threshold == u32::MAX {
             return self.numbered(base, 0, None);
         }
+        // On time after the loss, or stalled on the delayed reading (see
+        // `Estimator::stall_density`).
         let g = self.on_time_density(r_m, p);
-        let h = 1.0 / (self.cfg.tuning.stall_spread * p);
+        let h = self.stall_density(r_m + m_max as f64 * p, p);
         // Numbered next, the sample may also be on time, late by the
         // jitter alone: as likely as the jitter reaches `r_m + m_max`
-        // periods, among as many samples as the fit holds. Negligible where
-        // the jitter is well below a period.
-        let on_time = self.fit.len() as f64 * self.on_time_density(r_m + m_max as f64 * p, p);
+        // periods, among as many samples as the evidence speaks for.
+        // Negligible where the jitter is well below a period.
+        let on_time =
+            (self.evidence_base() - 2.0) * self.on_time_density(r_m + m_max as f64 * p, p);
         // A gap the next arrival would call a pause (beyond the stalls'
         // spread) is a loss reading the pauses seen so far back too.
         let pauses = if r_m + m_max as f64 * p > self.cfg.tuning.stall_spread * p {

@@ -3787,7 +3787,8 @@ fn usb_timer_stream_law(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
 /// packet carried together, the earlier one waited a period longer for the
 /// later one, whatever the jitter, so it is the one left out of the line;
 /// and a packet's last sample, the least delayed, is not left out for
-/// being late on the floor (that floor is laid on those very samples).
+/// being late on the floor (that floor is laid on those very samples)
+/// unless it is late by the timer's hold (a lone sample the timer held).
 /// Before, the earlier one was left out only when late by more than the
 /// jitter's reach, which the samples left in widened (on
 /// `scripts/family_draws.py --kinds usb_timer --seed 3 --first 0 --draws 1`
@@ -3810,6 +3811,7 @@ fn usb_timer_free_points_are_the_packets_last_samples() {
                 // The history's points after the first 200 (the young
                 // fit's), judged by the gap to the next one.
                 let pts = e.fit.history();
+                let floor = e.fit.floor().unwrap();
                 for w in pts.windows(2).filter(|w| w[0].n >= 200) {
                     let together = w[1].n == w[0].n + 1
                         && ((w[1].q - w[0].q) as f64) < e.cfg.tuning.queued * p as f64;
@@ -3817,7 +3819,12 @@ fn usb_timer_free_points_are_the_packets_last_samples() {
                         early_free += usize::from(!w[0].queued);
                     } else {
                         lasts += 1;
-                        last_queued += usize::from(w[0].queued);
+                        // A lone sample the timer held (late on the floor
+                        // by the stream's repeated hold) is left out
+                        // rightly (`Estimator::held_as_before`).
+                        let held = floor.residual(w[0].n, w[0].q)
+                            >= e.cfg.tuning.held_late * p as f64;
+                        last_queued += usize::from(w[0].queued && !held);
                     }
                 }
             }
@@ -4752,18 +4759,32 @@ fn odd_tuning_bounds_do_not_panic() {
             ramp_clip: -1.0,
             link_floor: 1.0,
             link_tol: 1e-3,
+            stall_bw_min: 0.0,
+            stall_prior: -1.0,
+            hold_near: -1.0,
+            hold_records: 0,
+            stall_rate_max: -1.0,
             ..d
         },
         Tuning {
             ramp_clip: f64::NAN,
             link_floor: f64::NAN,
             link_tol: f64::NAN,
+            stall_bw_min: f64::NAN,
+            stall_prior: f64::NAN,
+            hold_near: f64::NAN,
+            stall_rate_max: f64::NAN,
             ..d
         },
         Tuning {
             ramp_clip: f64::INFINITY,
             link_floor: f64::INFINITY,
             link_tol: -1.0,
+            stall_bw_min: f64::INFINITY,
+            stall_prior: f64::INFINITY,
+            hold_near: f64::INFINITY,
+            hold_records: usize::MAX,
+            stall_rate_max: f64::INFINITY,
             ..d
         },
     ];
@@ -4828,4 +4849,90 @@ fn pulses_follow_a_period_step_at_once() {
             e.status()
         );
     }
+}
+
+/// A serial sensor behind a USB adapter whose latency timer is near the
+/// period: a packet leaves when the timer since its first sample fires, so
+/// a lone sample waits about a period, and one that shares a packet with
+/// the next waits with it. Each sample held with the next (that one right
+/// behind it) is a delay of about a period for certain; spread as a stall
+/// of any length up to `Tuning::stall_spread` periods, the lone ones read
+/// as losses, each confirmed by the next (`family_draws.py --seed 13
+/// --kinds usb_timer`, 1309125: 42 losses and 22 changes in 3,000 samples,
+/// none real). The recorded lengths of the certain delays now make such a
+/// sample a delay (`Estimator::stall_density`), and one late by their
+/// common length is held like them (`Estimator::held_as_before`).
+///
+/// Eight draws of timer and jitter: with the record, at most 3 losses and
+/// an RMS error under 5 % of the period on six of them, and a quarter of
+/// the losses read without it. Two draws still read losses: one whose
+/// pairs are rare (about 1 %: the lone samples set the floor, and each
+/// pair's second sample moves it a period down), one whose recorded holds
+/// are the later ones (a sample held with the next one is one whose own
+/// jitter was large), so that a lone sample's lateness is at their edge.
+#[test]
+fn a_usb_timer_near_the_period_holds_no_losses() {
+    let (mut good, mut losses, mut losses_off) = (0, 0, 0);
+    for seed in 1u64..=8 {
+        let mut rng = Rng(seed);
+        let p = 5_000_000 + (15_000_000.0 * rng.next()) as i64;
+        let timer = (p as f64 * (0.9 + 0.15 * rng.next())) as i64;
+        let jitter = p as f64 * (0.02 + 0.08 * rng.next());
+        let truth: Vec<i64> = (0..3000i64).map(|k| T0 + k * p).collect();
+        let ready: Vec<i64> = truth
+            .iter()
+            .map(|t| t + 1_000_000 + (jitter * rng.next()) as i64)
+            .collect();
+        // The adapter: a packet leaves when 23 samples are in or the timer
+        // since its first fires.
+        let mut out = Vec::with_capacity(ready.len());
+        let (mut start, mut held) = (0i64, 0usize);
+        for &r in &ready {
+            if held > 0 && r > start + timer {
+                out.extend(std::iter::repeat_n(start + timer, held));
+                held = 0;
+            }
+            if held == 0 {
+                start = r;
+            }
+            held += 1;
+            if held == 23 {
+                out.extend(std::iter::repeat_n(r, held));
+                held = 0;
+            }
+        }
+        out.extend(std::iter::repeat_n(start + timer, held));
+        for record in [true, false] {
+            let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
+            c.period = Some(TimeDelta::from_nanos(p));
+            if !record {
+                c.tuning.stall_prior = f64::INFINITY;
+                c.tuning.hold_records = usize::MAX;
+            }
+            let mut e = Estimator::new(c).unwrap();
+            let mut errs: Vec<f64> = out
+                .iter()
+                .zip(&truth)
+                .map(|(&q, &t)| (e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64)
+                .collect();
+            let st = e.status();
+            if !record {
+                losses_off += st.losses_detected;
+                continue;
+            }
+            // The error after the first tenth, less its median (a constant
+            // latency is not the estimator's to know).
+            let mut tail = errs.split_off(300);
+            tail.sort_by(f64::total_cmp);
+            let med = tail[tail.len() / 2];
+            let rms =
+                (tail.iter().map(|x| (x - med).powi(2)).sum::<f64>() / tail.len() as f64).sqrt();
+            losses += st.losses_detected;
+            good += usize::from(st.losses_detected <= 3 && rms < 0.05 * p as f64);
+        }
+    }
+    assert!(
+        good >= 6 && 4 * losses <= losses_off,
+        "{good} {losses} {losses_off}"
+    );
 }
