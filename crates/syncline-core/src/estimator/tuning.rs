@@ -112,11 +112,11 @@ pub struct Tuning {
     /// delays (`Estimator::stall_density`): `n` lengths weigh `n / (n + stall_prior)`, 0.8
     /// for the 16 kept, a fifth for one odd delay. Infinite turns the record off.
     ///
-    /// The record (with `hold_near`, `hold_records` and `forget_t`'s test every eighth),
-    /// against the uniform law alone, `scripts/family_draws.py --draws 140 --no-causal`:
-    /// usb_timer misses 14 to 10 of 140 draws on `--seed 13` (1309125: 42 losses and 22
-    /// changes in 3,000 samples to none), 4 to 3 on `--seed 11`; all kinds, 40 to 30 and 26
-    /// to 25. The test `a_usb_timer_near_the_period_holds_no_losses`.
+    /// The record (with `hold_near` and `hold_records`), against the uniform law alone,
+    /// `scripts/family_draws.py --draws 140 --no-causal`: usb_timer misses 14 to 10 of 140
+    /// draws on `--seed 13` (1309125: 42 losses and 22 changes in 3,000 samples to none), 4
+    /// to 3 on `--seed 11`; all kinds, 40 to 34 and 26 to 24. The test
+    /// `a_usb_timer_near_the_period_holds_no_losses`.
     pub stall_prior: f64,
     /// Least bandwidth, in periods, of the recorded stall lengths' density (which is at least
     /// the jitter's standard deviation): the floor's own error where the jitter is tiny.
@@ -557,15 +557,12 @@ pub struct Tuning {
     pub step_queued_share: f64,
     /// The t statistic (the slope difference of the history's older and newer halves over
     /// its standard error) from which a rate that wanders is followed by forgetting the older
-    /// half (`Wander::forget`): odds of about `3e-5` per test without a change under Gaussian
-    /// residuals, a test every eighth of the history: as many false forgets per history as 4.0
-    /// every quarter, and a wander seen twice as soon. Against 4.0 every quarter
-    /// (`scripts/family_draws.py --seeds 13, 11 --draws 140 --no-causal`): 34 and 24 misses
-    /// over all kinds to 30 and 25 (wandering 8 to 5 and 4 to 6), 12 instructions more per
-    /// update. A line over a 60 s history of a 41 Hz sensor whose rate wanders 66 ppm over
-    /// 104 s was 5.2 x Rock's RMS (`--seed 2 --kinds wandering --first 121 --draws 1`); a rate
-    /// wandering that slowly inflates no second difference the wander test reads, and only the
-    /// halves' slopes show it. At 0 the test is off.
+    /// half (`Wander::forget`): odds of about `6e-5` per test without a change under Gaussian
+    /// residuals, a test every quarter of the history. A line over a 60 s history of a 41 Hz
+    /// sensor whose rate wanders 66 ppm over 104 s was 5.2 x Rock's RMS (`scripts/family_draws.py
+    /// --seed 2 --kinds wandering --first 121 --draws 1`); a rate wandering that slowly
+    /// inflates no second difference the wander test reads, and only the halves' slopes show
+    /// it. At 0 the test is off.
     pub forget_t: f64,
     /// The fewest committed samples between two tests of the halves' slopes (a quarter of the
     /// history otherwise).
@@ -925,7 +922,7 @@ impl Default for Tuning {
             step_t: 6.0,
             step_min: 0.002,
             step_queued_share: 0.125,
-            forget_t: 4.17,
+            forget_t: 4.0,
             forget_every: 16,
             forget_min_points: 64,
             band_bend: 12.0,

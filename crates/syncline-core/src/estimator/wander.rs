@@ -72,9 +72,8 @@
 //! `Tuning::wander_check_every` samples: a few passes and at most two selections over
 //! [`RING`] values, in a buffer allocated once.
 //! Measured on the bench's stream (`examples/estimator_instructions.rs`):
-//! about 50 instructions per update for the screen and 50 for the forget
-//! test ([`Wander::forget`], every eighth of the history) of the 1,297
-//! `update` costs.
+//! about 50 instructions per update for the screen and 37 for the forget
+//! test ([`Wander::forget`]) of the 1,286 `update` costs.
 
 use super::changes::Seg;
 use super::fit::Point;
@@ -607,7 +606,7 @@ impl Wander {
 
 impl Wander {
     /// The forgetting of a rate that wanders slower than the history
-    /// spans: every eighth of the history (at least
+    /// spans: every quarter of the history (at least
     /// `Tuning::forget_every` committed samples), the free samples of the
     /// line's history `h` (oldest first) are split into an older and a
     /// newer half, each fitted by least squares, and their slopes
@@ -631,7 +630,7 @@ impl Wander {
     #[inline(always)]
     pub fn forget(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
         self.since_forget = self.since_forget.saturating_add(1);
-        let every = ((h.len() / 8) as u32).max(self.t.forget_every);
+        let every = ((h.len() / 4) as u32).max(self.t.forget_every);
         if self.since_forget < every || self.t.forget_t <= 0.0 {
             return None;
         }
