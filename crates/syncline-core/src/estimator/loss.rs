@@ -30,7 +30,7 @@ pub(super) struct LossEvidence {
     pub ann_false: f64,
     /// The status's sample count where the gap evidence began, moved up
     /// as the evidence is halved: `samples − since` is how many samples
-    /// the evidence speaks for (see [`Estimator::evidence_base`]).
+    /// the evidence speaks for (see [`Estimator::evidence_samples`]).
     pub since: f64,
     /// How late on the floor (in periods) the newest [`STALL_LENGTHS`]
     /// certain delays were, a ring (see [`Estimator::stall_density`]).
@@ -763,7 +763,7 @@ impl Estimator {
         let m = (alt.lost - alt.delayed) as f64;
         // Laplace's rule for "a lost sample is followed by another loss".
         let again = (self.evidence.lost - self.evidence.loss + 1.0) / (self.evidence.lost + 2.0);
-        let held = self.evidence_base();
+        let held = self.evidence_held() + 2.0;
         let mut run = again.powf(m - 1.0);
         if further > 0.0 {
             // A new run of losses starts (at the rate of runs seen), then
@@ -811,18 +811,25 @@ impl Estimator {
         lost
     }
 
-    /// How many samples the loss evidence speaks for, with Laplace's 2:
-    /// the history held, or fewer where the evidence was halved since.
-    pub(super) fn evidence_base(&self) -> f64 {
-        let covered = (self.st.samples as f64 - self.evidence.since).max(0.0);
-        (self.fit.len() as f64).min(covered) + 2.0
+    /// How many samples the gap evidence was gathered over (halved with
+    /// it).
+    fn evidence_samples(&self) -> f64 {
+        (self.st.samples as f64 - self.evidence.since).max(0.0)
     }
 
-    /// The rate of stalls among the samples the evidence speaks for
-    /// (Laplace's rule), at most `Tuning::stall_rate_max`.
+    /// The samples the rate of loss runs and the chance of a jitter that
+    /// long are taken over: the history held, or fewer where the evidence
+    /// was halved since.
+    pub(super) fn evidence_held(&self) -> f64 {
+        (self.fit.len() as f64).min(self.evidence_samples())
+    }
+
+    /// The rate of stalls among the samples the evidence was gathered
+    /// over (Laplace's rule; not the history held, which a restart
+    /// empties while the evidence stays), at most `Tuning::stall_rate_max`.
     pub(super) fn stall_rate(&self) -> f64 {
-        let covered = (self.st.samples as f64 - self.evidence.since).max(0.0);
-        ((self.evidence.stall + 1.0) / (covered + 2.0)).min(self.cfg.tuning.stall_rate_max)
+        ((self.evidence.stall + 1.0) / (self.evidence_samples() + 2.0))
+            .min(self.cfg.tuning.stall_rate_max)
     }
 
     /// Density (per ns) of a stall `d` ns long: uniform over

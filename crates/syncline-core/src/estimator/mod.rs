@@ -1523,8 +1523,7 @@ impl Estimator {
         // jitter alone: as likely as the jitter reaches `r_m + m_max`
         // periods, among as many samples as the evidence speaks for.
         // Negligible where the jitter is well below a period.
-        let on_time =
-            (self.evidence_base() - 2.0) * self.on_time_density(r_m + m_max as f64 * p, p);
+        let on_time = self.evidence_held() * self.on_time_density(r_m + m_max as f64 * p, p);
         // A gap the next arrival would call a pause (beyond the stalls'
         // spread) is a loss reading the pauses seen so far back too.
         let pauses = if r_m + m_max as f64 * p > self.cfg.tuning.stall_spread * p {

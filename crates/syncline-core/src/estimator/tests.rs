@@ -3652,17 +3652,9 @@ fn a_burst_after_a_restart_does_not_set_the_period() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-/// A USB adapter in front of samples acquired at `times` and ready at
-/// `ready`: a packet leaves when `m` samples are in or `timer` after its
-/// first one, delivered in order (a sample ready before the one ahead of
-/// it was delivered comes 20-60 us after it): `(time, arrival)` per sample.
-fn usb_adapter(
-    times: &[i64],
-    ready: &[i64],
-    m: usize,
-    timer: i64,
-    rng: &mut Rng,
-) -> Vec<(i64, i64)> {
+/// When each sample leaves a USB adapter, for samples ready at `ready`: a
+/// packet leaves when `m` samples are in or `timer` after its first one.
+fn usb_packets(ready: &[i64], m: usize, timer: i64) -> Vec<i64> {
     let (mut sent, mut start, mut held) = (Vec::with_capacity(ready.len()), 0i64, 0usize);
     for &r in ready {
         if held > 0 && r > start + timer {
@@ -3679,6 +3671,21 @@ fn usb_adapter(
         }
     }
     sent.extend(std::iter::repeat_n(start + timer, held));
+    sent
+}
+
+/// A USB adapter in front of samples acquired at `times` and ready at
+/// `ready`: a packet leaves when `m` samples are in or `timer` after its
+/// first one, delivered in order (a sample ready before the one ahead of
+/// it was delivered comes 20-60 us after it): `(time, arrival)` per sample.
+fn usb_adapter(
+    times: &[i64],
+    ready: &[i64],
+    m: usize,
+    timer: i64,
+    rng: &mut Rng,
+) -> Vec<(i64, i64)> {
+    let sent = usb_packets(ready, m, timer);
     let mut last = i64::MIN;
     times
         .iter()
@@ -4884,24 +4891,8 @@ fn a_usb_timer_near_the_period_holds_no_losses() {
             .map(|t| t + 1_000_000 + (jitter * rng.next()) as i64)
             .collect();
         // The adapter: a packet leaves when 23 samples are in or the timer
-        // since its first fires.
-        let mut out = Vec::with_capacity(ready.len());
-        let (mut start, mut held) = (0i64, 0usize);
-        for &r in &ready {
-            if held > 0 && r > start + timer {
-                out.extend(std::iter::repeat_n(start + timer, held));
-                held = 0;
-            }
-            if held == 0 {
-                start = r;
-            }
-            held += 1;
-            if held == 23 {
-                out.extend(std::iter::repeat_n(r, held));
-                held = 0;
-            }
-        }
-        out.extend(std::iter::repeat_n(start + timer, held));
+        // since its first fires (samples of a packet arrive together).
+        let out = usb_packets(&ready, 23, timer);
         for record in [true, false] {
             let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
             c.period = Some(TimeDelta::from_nanos(p));
