@@ -834,19 +834,19 @@ impl Estimator {
 
     /// Density (per ns) of a stall `d` ns long: uniform over
     /// `Tuning::stall_spread` periods (any stall, as long as any other),
-    /// never less (a record of one length makes a stall of another no less
-    /// likely: two stalls of 4 periods in a row, after stalls of 2.5, read
-    /// as four losses), plus, weighted `n / (n + Tuning::stall_prior)` for the `n` lengths
+    /// plus, weighted `n / (n + Tuning::stall_prior)` for the `n` lengths
     /// recorded, a kernel density of the recent certain delays' lengths
     /// (Epanechnikov's kernel, as wide as a Gaussian of the bandwidth
     /// Silverman's rule gives, at least the jitter's standard deviation or
-    /// `Tuning::stall_bw_min` of a period). A stream
-    /// whose delays repeat one length (a USB adapter's latency timer near
-    /// the period holds lone samples that long) then makes a sample that
-    /// late a delay: spread as the uniform law, each held lone sample read
-    /// as a loss, the next held one confirmed it (a run of them is on
-    /// time for the loss numbering), the numbering went a period off
-    /// and the history was cut every few hundred samples.
+    /// `Tuning::stall_bw_min` of a period). Never below the uniform law: a
+    /// record of one length makes a stall of another no less likely (two
+    /// stalls of 4 periods in a row, after stalls of 2.5, read as four
+    /// losses). A stream whose delays repeat one length (a USB adapter's
+    /// latency timer near the period holds lone samples that long) then
+    /// makes a sample that late a delay: spread as the uniform law, each
+    /// held lone sample read as a loss, the next held one confirmed it (a
+    /// run of them is on time for the loss numbering), the numbering went
+    /// a period off and the history was cut every few hundred samples.
     pub(super) fn stall_density(&self, d: f64, p: f64) -> f64 {
         let uniform = 1.0 / (self.cfg.tuning.stall_spread * p);
         let (w, kernel) = self.recorded_stalls(d, p);
@@ -891,7 +891,8 @@ impl Estimator {
     /// Whether sample `n`, arrived at `q`, is late by the length the
     /// stream's certain delays repeat: at least `Tuning::held_late` of a
     /// period, and within `Tuning::hold_near` of a period of at least half
-    /// of the recorded lengths (at least `Tuning::hold_records` of them).
+    /// of the recorded lengths (the caller asks for `Tuning::hold_records`
+    /// of them).
     /// Held like them, it says nothing of the line and stays out of the
     /// fit.
     #[cold]
@@ -902,7 +903,7 @@ impl Estimator {
         };
         let t = &self.cfg.tuning;
         let rec = &self.evidence.stall_at[..self.evidence.stall_len];
-        if r < t.held_late * p || rec.len() < t.hold_records {
+        if r < t.held_late * p {
             return false;
         }
         let near = rec

@@ -871,7 +871,7 @@ impl Estimator {
             || Self::off_grid(self.clock.soft_tick, q, self.cfg.tuning.soft_tick_near)
             // An ambiguous arrival late by the stream's repeated hold.
             || (self.arrival_alt.is_some()
-                && self.evidence.stall_len > 0
+                && self.evidence.stall_len >= self.cfg.tuning.hold_records
                 && self.held_as_before(n, q, period));
         // Stage 4: the arrival clock's tick; and the jitter's width, which
         // the clock line's statistics follow (`LineFit::note_gap`), beyond
