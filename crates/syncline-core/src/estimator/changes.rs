@@ -1338,6 +1338,7 @@ mod tests {
                     at * p + (k - at) * p2
                 };
                 Point {
+                    freed: false,
                     n: k,
                     q: t + delay(k),
                     queued: false,
@@ -1376,7 +1377,7 @@ mod tests {
             let mut n = 0i64;
             for &(step, delay, queued) in &steps {
                 n += step;
-                let p = Point { n, q: n * 10_000_000 + delay, queued };
+                let p = Point { freed: false, n, q: n * 10_000_000 + delay, queued };
                 pts.push(p);
                 proptest::prop_assert_eq!(s.observe(&pts, period, &t), None);
                 if !queued {

@@ -28,13 +28,15 @@ use super::history::History;
 use super::quant::QuantFit;
 use super::tuning::Tuning;
 
-/// A point of the history: sample number, time (ns), and whether it arrived
-/// queued right behind its predecessor (a burst).
+/// A point of the history: sample number, time (ns), whether it arrived
+/// queued right behind its predecessor (a burst), and whether it is a
+/// packet's last sample, left free where the one before it was held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Point {
     pub n: i64,
     pub q: i64,
     pub queued: bool,
+    pub freed: bool,
 }
 
 /// A straight line `q(n) = q0 + c + slope·(n − n0)` in ns.
@@ -270,7 +272,9 @@ fn residual_stats(
     let mut st = ResidualStats::default();
     for p in pts.iter().filter(|p| !p.queued) {
         let r = residual(p);
-        st.near += usize::from((r - centre).abs() < near_lim);
+        let near = (r - centre).abs() < near_lim;
+        st.near += usize::from(near);
+        st.near_lone += usize::from(near && !p.freed);
         st.edge += usize::from(r < edge_lim);
         if r < lim {
             st.k += 1;
@@ -286,6 +290,8 @@ fn residual_stats(
 struct ResidualStats {
     k: usize,
     near: usize,
+    /// Of `near`, the points not freed from a packet.
+    near_lone: usize,
     edge: usize,
     sum: f64,
     ss: f64,
@@ -357,6 +363,11 @@ pub(crate) struct LineFit {
     stats_valid: bool,
     /// Set by a rebuild that found the history inconsistent.
     pub inconsistent: bool,
+    /// Set by a rebuild that found only packets' last samples near the
+    /// floor: the lone samples all held above it (see `rebuild_now`).
+    lone_held: bool,
+    /// The free points of that rebuild (see [`Self::lone_near_share`]).
+    lone_free: usize,
     /// Set by [`Self::clear`] (a restart), until the statistics are valid
     /// again: see [`Self::stalled_first`].
     restarted: bool,
@@ -449,6 +460,8 @@ impl LineFit {
             shown_reach: 0.0,
             stats_valid: false,
             inconsistent: false,
+            lone_held: false,
+            lone_free: 0,
             restarted: false,
             gaps: GapSpread::default(),
             quantised_tick: None,
@@ -512,6 +525,27 @@ impl LineFit {
         g.mean += w * (d - g.mean);
         let (enter, leave) = self.t.wide_jitter_gap;
         g.wide = g.count >= self.t.wide_jitter_gaps && g.mean >= if g.wide { leave } else { enter };
+    }
+
+    /// Whether only packets' last samples lie near the floor, every lone
+    /// sample held above it (see [`Self::lone_near_share`]).
+    pub fn lone_held(&self) -> bool {
+        self.lone_held
+    }
+
+    /// The share of lone samples (not a packet's last) that lie within
+    /// half a period of the floor, as a rebuild counted it, with one more
+    /// of each (Laplace's rule): 1 unless only packets' last samples lie
+    /// near the floor, then `1 / (free + 1)`. Under a USB adapter's
+    /// latency timer near the period every lone sample is held about that
+    /// long, and a lone sample near the floor (on time after a loss) is
+    /// that rare.
+    pub fn lone_near_share(&self) -> f64 {
+        if self.lone_held {
+            1.0 / (self.lone_free as f64 + 1.0)
+        } else {
+            1.0
+        }
     }
 
     /// Whether the arrival gaps show a jitter spanning about a period or
@@ -1190,6 +1224,7 @@ impl LineFit {
                 }
                 for &(x, y) in &self.spare[i..] {
                     let p = Point {
+                        freed: false,
                         n: old_n.saturating_add(x),
                         q: old_q.saturating_add(y),
                         queued: false,
@@ -1214,6 +1249,7 @@ impl LineFit {
         // these).
         let Some(f) = self.floor else {
             self.stats_valid = false;
+            self.lone_held = false;
             (self.sharpness, self.edge_pending, self.kept_by_edge) = (0.0, false, false);
             return;
         };
@@ -1282,6 +1318,7 @@ impl LineFit {
         let ResidualStats {
             k,
             near,
+            near_lone,
             mut edge,
             sum,
             ss,
@@ -1306,12 +1343,18 @@ impl LineFit {
         // stay in the history.
         // Judged on the free points: the queued ones say nothing of where
         // the points gather (in packets of four, three of four are queued,
-        // and a history of them was always found inconsistent).
-        if free >= self.t.consistency_stats * self.t.min_stats_points
-            && near < free / self.t.consistency_divisor.max(1)
-        {
-            self.inconsistent = true;
-        }
+        // and a history of them was always found inconsistent). Where
+        // only packets' last samples lie near the floor, the lone samples
+        // all sit held above it (a USB adapter's latency timer near the
+        // period holds each lone sample, and a packet's last comes free):
+        // one numbering.
+        let few_near = free >= self.t.consistency_stats * self.t.min_stats_points
+            && near < free / self.t.consistency_divisor.max(1);
+        self.inconsistent |= few_near && near_lone > 0;
+        // There the floor, the least latency, is the line (least squares
+        // would mix the packets' lasts with the held samples).
+        self.lone_held = few_near && near > 0 && near_lone == 0;
+        self.lone_free = free;
         self.set_stats(k, sum, ss);
         if self.stats_valid && !had_stats {
             // The first statistics since a restart (rare): the band in
@@ -1436,6 +1479,7 @@ impl LineFit {
             .iter()
             .map(|&(x, y)| {
                 let p = Point {
+                    freed: false,
                     n: an.saturating_add(x),
                     q: aq.saturating_add(y),
                     queued: false,
@@ -1697,6 +1741,9 @@ impl LineFit {
     fn wanted_mode(&self) -> FitMode {
         if !self.stats_valid {
             return self.mode;
+        }
+        if self.lone_held && self.quantised_tick.is_none() {
+            return FitMode::Hull;
         }
         if let Some(tick) = self.quantised_tick {
             if self.quant.line().is_none() {
@@ -1982,6 +2029,7 @@ mod tests {
 
     fn pt(n: i64, q: i64) -> Point {
         Point {
+            freed: false,
             n,
             q,
             queued: false,

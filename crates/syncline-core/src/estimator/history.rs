@@ -307,6 +307,7 @@ mod tests {
 
     fn pt(n: i64) -> Point {
         Point {
+            freed: false,
             n,
             q: 10 * n,
             queued: false,

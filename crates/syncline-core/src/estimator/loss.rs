@@ -538,6 +538,7 @@ impl Estimator {
             }
             moved += usize::from(w.numbers[i] != i64::MIN && w.numbers[i] != n);
             let point = Point {
+                freed: false,
                 n,
                 q,
                 queued: draining || gap < self.cfg.tuning.queued * p,
@@ -916,14 +917,22 @@ impl Estimator {
     /// Density of residual `r` above the floor for a sample on time: the
     /// jitter, exponential with the measured mean (on a quantised arrival
     /// clock, behind up to a tick of the grid's own delay,
-    /// `quant::on_time_density`).
+    /// `quant::on_time_density`), within half a period of the floor times
+    /// the share of lone samples found there.
     pub(super) fn on_time_density(&self, r: f64, p: f64) -> f64 {
         let least = p * self.cfg.tuning.on_time_mean_min;
         if let (Some(tick), Some(mu)) = (self.fit.quantised_tick, self.fit.quantised_delay_mean()) {
             return super::quant::on_time_density(r, mu, tick, least);
         }
         let mu = self.fit.mean_r.max(least);
-        (-r.max(0.0) / mu).exp() / mu
+        let density = (-r.max(0.0) / mu).exp() / mu;
+        // Near the floor only a packet's last sample, where every lone one
+        // was held (`LineFit::lone_near_share`).
+        if r < 0.5 * p {
+            density * self.fit.lone_near_share()
+        } else {
+            density
+        }
     }
 }
 

@@ -150,7 +150,7 @@ pub use config::{Estimate, EstimatorConfig, EstimatorError, EstimatorStatus, Ref
 use counter::Counter;
 pub use fit::FitMode;
 use fit::{Line, LineFit, Point, round};
-use loss::LossEvidence;
+use loss::{LossEvidence, STALL_LENGTHS};
 use output::Monotone;
 use quant::ArrivalClock;
 use reference::Pulses;
@@ -586,6 +586,7 @@ impl Estimator {
         est.drain_room = Some(Box::new(DrainWatch {
             judged: Pending {
                 point: Point {
+                    freed: false,
                     n: 0,
                     q: 0,
                     queued: false,
@@ -857,7 +858,7 @@ impl Estimator {
         since_last: Option<i64>,
         link_losses: Option<i64>,
     ) -> Result<Estimate, EstimatorError> {
-        let held = self.packet_held(since_last);
+        let held = self.packet_held(q, since_last);
         // Stage 1, numbering (confirmation), then stages 2 and 3 for the
         // pending sample.
         self.confirm_pending(q, index, since_last);
@@ -886,7 +887,12 @@ impl Estimator {
         // line); the output stage (6) follows in `update`.
         let stamp = self.estimate_at(n, q, period);
         self.note_burst(q, since_last, period);
-        self.hold_pending(n, q, queued);
+        self.hold_pending(Point {
+            n,
+            q,
+            queued,
+            freed: held && !queued,
+        });
         Ok(Estimate {
             stamp,
             sample: n,
@@ -903,7 +909,7 @@ impl Estimator {
     /// line; this one takes over as the burst's free point, and the
     /// burst's last sample, the least delayed, is the one left free.
     #[inline(always)]
-    fn packet_held(&mut self, since_last: Option<i64>) -> bool {
+    fn packet_held(&mut self, q: i64, since_last: Option<i64>) -> bool {
         match (since_last, self.period_f(), self.fit.floor()) {
             (Some(gap), Some(p), Some(f)) if (gap as f64) < self.cfg.tuning.queued * p => {
                 let beyond = self.cfg.tuning.held_late * p;
@@ -921,10 +927,58 @@ impl Estimator {
                 if late && pd.alt.is_none() {
                     self.evidence.note_stall(r / p);
                 }
+                // The packet's last sample lands below the floor by more
+                // than a hold: the history was held above it.
+                let (drop, first) = (-f.residual(n.saturating_add(1), q), (n, pd.point.q));
+                if drop > beyond && self.evidence.stall_len < self.cfg.tuning.hold_records {
+                    self.held_history(f, first, drop, p);
+                }
                 late
             }
             _ => false,
         }
+    }
+
+    /// A second floor: a packet's last sample landed `drop` ns below the
+    /// floor `f`, at the least latency; where the newest free points of
+    /// the history and the packet's first `(n, q)` all sit more than
+    /// `Tuning::held_late` of a period above that new floor, they were
+    /// held (a USB adapter's latency timer near the period holds every
+    /// lone sample about that long, and only a packet's last sample comes
+    /// free). Their lengths seed the stall record, each a certain delay;
+    /// without them the first lone sample after the packet read as after a
+    /// loss (on time for it on the new floor) and the numbering went a
+    /// period off until the history was cut.
+    #[cold]
+    #[inline(never)]
+    fn held_history(&mut self, f: Line, first: (i64, i64), drop: f64, p: f64) {
+        let beyond = self.cfg.tuning.held_late * p;
+        let pts = self.fit.history();
+        let free = pts
+            .iter()
+            .rev()
+            .filter(|pt| !pt.queued)
+            .take(STALL_LENGTHS - 1);
+        let lengths = std::iter::once(first)
+            .chain(free.map(|pt| (pt.n, pt.q)))
+            .map(|(n, q)| f.residual(n, q) + drop);
+        let mut held = [0.0; STALL_LENGTHS];
+        let mut k = 0;
+        for r in lengths {
+            if r.is_nan() || r <= beyond {
+                return;
+            }
+            held[k] = r / p;
+            k += 1;
+        }
+        if k < self.cfg.tuning.hold_records {
+            return;
+        }
+        for &r in &held[..k] {
+            self.evidence.note_stall(r);
+            self.evidence.stall += 1.0;
+        }
+        self.cap_evidence();
     }
 
     /// Follows the burst the arrival `q` belongs to: a new one unless it
@@ -1019,13 +1073,14 @@ impl Estimator {
     /// The arriving sample `n` (arrival `q`) becomes the pending one, whose
     /// number the next arrival confirms or revises.
     #[inline(always)]
-    fn hold_pending(&mut self, n: i64, q: i64, queued: bool) {
+    fn hold_pending(&mut self, point: Point) {
+        let Point { n, q, .. } = point;
         if let Some(w) = self.drain_watch.as_mut() {
             w.numbers[w.len - 1] = n;
         }
         self.pending = Some(Pending {
             sample: n,
-            point: Point { n, q, queued },
+            point,
             alt: self.arrival_alt,
             drained: self.draining,
         });
@@ -2022,7 +2077,10 @@ impl Estimator {
         // No verdict of loss or drain is pending that a later arrival may
         // overturn (renumbering the samples the change tests see).
         let settled = self.drain_watch.is_none() && self.loss_watch.is_none();
+        // (Where every lone sample is held, the packets' last samples alone
+        // lie on the line: the changes are theirs.)
         if !p.queued
+            && (p.freed || !self.fit.lone_held())
             && self.fit.stats_valid()
             && let Some(f) = self.fit.floor()
         {

@@ -202,6 +202,7 @@ impl Pulses {
         };
         if !self.refs.push(
             Point {
+                freed: false,
                 n,
                 q: h,
                 queued: false,
@@ -425,6 +426,7 @@ mod tests {
             let q = t0 + n * p + 1_000_000 + (n * 7919 % 5) * 1_000;
             assert!(fit.push(
                 Point {
+                    freed: false,
                     n,
                     q,
                     queued: false

@@ -194,6 +194,7 @@ const _: () = assert!(CHECKPOINT.count_ones() == 1, "the screen masks by it");
 const MARKS: usize = (2 * LAG as i64 / CHECKPOINT) as usize + 1;
 /// A ring slot never written.
 const NONE: Point = Point {
+    freed: false,
     n: i64::MIN,
     q: 0,
     queued: false,
@@ -531,7 +532,7 @@ impl Wander {
     /// Feeds a committed sample to the filter (kept out of line: the hot
     /// path only tests whether the tracker is in use).
     #[inline(never)]
-    fn track(&mut self, Point { n, q, queued }: Point) {
+    fn track(&mut self, Point { n, q, queued, .. }: Point) {
         let Some(mut kf) = self.kf else {
             return;
         };
@@ -869,7 +870,7 @@ mod tests {
                 match op {
                     Op::Push(step, delay, queued) => {
                         n += step;
-                        h.push_back(Point { n, q: (n as f64 * period) as i64 + delay, queued });
+                        h.push_back(Point { freed: false, n, q: (n as f64 * period) as i64 + delay, queued });
                         if h.len() > 256 {
                             h.pop_front();
                         }

@@ -48,7 +48,12 @@ mod tests {
         for extra in [1usize, 5, 17, 40, 64] {
             let mut f = LineFit::new(64, Tuning::default());
             let at = |n: i64| 1_000 * n + (n * 7919) % 300;
-            let pt = |n: i64, q: i64, queued: bool| Point { n, q, queued };
+            let pt = |n: i64, q: i64, queued: bool| Point {
+                freed: false,
+                n,
+                q,
+                queued,
+            };
             let mut fresh = LineFit::new(64, Tuning::default());
             for n in 0..50 {
                 f.push(pt(n, at(n), false), 40_000);
