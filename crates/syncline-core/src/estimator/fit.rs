@@ -272,9 +272,7 @@ fn residual_stats(
     let mut st = ResidualStats::default();
     for p in pts.iter().filter(|p| !p.queued) {
         let r = residual(p);
-        let near = (r - centre).abs() < near_lim;
-        st.near += usize::from(near);
-        st.near_lone += usize::from(near && !p.freed);
+        st.near += usize::from((r - centre).abs() < near_lim);
         st.edge += usize::from(r < edge_lim);
         if r < lim {
             st.k += 1;
@@ -290,8 +288,6 @@ fn residual_stats(
 struct ResidualStats {
     k: usize,
     near: usize,
-    /// Of `near`, the points not freed from a packet.
-    near_lone: usize,
     edge: usize,
     sum: f64,
     ss: f64,
@@ -1318,7 +1314,6 @@ impl LineFit {
         let ResidualStats {
             k,
             near,
-            near_lone,
             mut edge,
             sum,
             ss,
@@ -1350,6 +1345,15 @@ impl LineFit {
         // one numbering.
         let few_near = free >= self.t.consistency_stats * self.t.min_stats_points
             && near < free / self.t.consistency_divisor.max(1);
+        // (Counted only then: a pass of its own, rare.)
+        let near_lone = if few_near {
+            self.pts
+                .iter()
+                .filter(|p| !p.queued && !p.freed && (residual(p).2 - centre).abs() < near_lim)
+                .count()
+        } else {
+            0
+        };
         self.inconsistent |= few_near && near_lone > 0;
         // There the floor, the least latency, is the line (least squares
         // would mix the packets' lasts with the held samples).

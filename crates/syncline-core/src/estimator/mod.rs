@@ -2080,7 +2080,7 @@ impl Estimator {
         // (Where every lone sample is held, the packets' last samples alone
         // lie on the line: the changes are theirs.)
         if !p.queued
-            && (p.freed || !self.fit.lone_held())
+            && (!self.fit.lone_held() || p.freed)
             && self.fit.stats_valid()
             && let Some(f) = self.fit.floor()
         {
