@@ -982,11 +982,13 @@ impl Estimator {
     }
 
     /// Follows the burst the arrival `q` belongs to: a new one unless it
-    /// came within `Tuning::queued` of a period after the one before.
+    /// came within `Tuning::burst_gap` of a period after the one before.
     #[inline(always)]
     fn note_burst(&mut self, q: i64, since_last: Option<i64>, period: Option<f64>) {
         self.burst = match (self.burst, since_last, period) {
-            (Some((first, k)), Some(gap), Some(p)) if (gap as f64) < self.cfg.tuning.queued * p => {
+            (Some((first, k)), Some(gap), Some(p))
+                if (gap as f64) < self.cfg.tuning.burst_gap * p =>
+            {
                 Some((first, k.saturating_add(1)))
             }
             _ => Some((q, 1)),

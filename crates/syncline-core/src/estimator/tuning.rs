@@ -235,6 +235,14 @@ pub struct Tuning {
     /// period: the jitter of a packet's first sample stays within it on USB-timer streams of
     /// 0.01-0.5 periods of jitter, and a stall of two periods or more is beyond it.
     pub burst_free_reach: f64,
+    /// An arrival within this fraction of a period after the one before belongs to its burst
+    /// (`Estimator::note_burst`, the burst `infer_early` judges from): a driver hands a
+    /// packet's samples over tens of microseconds apart, 0.04-0.12 of a 0.5 ms period
+    /// (`scripts/family_draws.py`, 20-60 us). At `queued` (0.1), a packet of 30 split where
+    /// a gap passed it, and the next packet's first read as after 16-20 losses: 7 of 420
+    /// `usb_timer` draws of seeds 13, 11 and 2 (timers of 4-32 periods) lost to Rock; at
+    /// 0.25, 1 (the others 0.01-0.66 × Rock).
+    pub burst_gap: f64,
     /// When the first gaps contradict the configured period (`period_contradicted`), a median
     /// within this fraction of a whole multiple of it is taken as that exact multiple (a rate
     /// configured in the wrong unit or twice too high), else the median itself.
@@ -871,6 +879,7 @@ impl Default for Tuning {
             restore_run: 3,
             early_loss_tol: 0.25,
             burst_free_reach: 0.5,
+            burst_gap: 0.25,
             period_multiple_tol: 0.05,
             verdict_spread_sd: 4.0,
             on_time_mean_min: 1e-4,
