@@ -4904,10 +4904,10 @@ fn a_usb_timer_near_the_period_holds_no_losses() {
                 c.tuning.hold_records = usize::MAX;
             }
             let mut e = Estimator::new(c).unwrap();
-            let mut errs: Vec<f64> = out
+            let errs: Vec<i64> = out
                 .iter()
                 .zip(&truth)
-                .map(|(&q, &t)| (e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64)
+                .map(|(&q, &t)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
                 .collect();
             let st = e.status();
             if !record {
@@ -4916,11 +4916,7 @@ fn a_usb_timer_near_the_period_holds_no_losses() {
             }
             // The error after the first tenth, less its median (a constant
             // latency is not the estimator's to know).
-            let mut tail = errs.split_off(300);
-            tail.sort_by(f64::total_cmp);
-            let med = tail[tail.len() / 2];
-            let rms =
-                (tail.iter().map(|x| (x - med).powi(2)).sum::<f64>() / tail.len() as f64).sqrt();
+            let rms = debiased_rms(&errs[300..]);
             losses += st.losses_detected;
             good += usize::from(st.losses_detected <= 3 && rms < 0.05 * p as f64);
         }
@@ -4963,15 +4959,12 @@ fn packets_last_samples_hold_the_floor_under_a_usb_timer() {
         let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
         c.period = Some(TimeDelta::from_nanos(p));
         let mut e = Estimator::new(c).unwrap();
-        let mut errs: Vec<f64> = out
+        let errs: Vec<i64> = out
             .iter()
             .zip(&truth)
-            .map(|(&q, &t)| (e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64)
+            .map(|(&q, &t)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
             .collect();
-        let mut tail = errs.split_off(300);
-        tail.sort_by(f64::total_cmp);
-        let med = tail[tail.len() / 2];
-        let rms = (tail.iter().map(|x| (x - med).powi(2)).sum::<f64>() / tail.len() as f64).sqrt();
+        let rms = debiased_rms(&errs[300..]);
         let st = e.status();
         cuts += st.changes_detected;
         sum += rms / p as f64;
@@ -5015,15 +5008,11 @@ fn a_packet_handed_over_slowly_is_one_burst() {
                 c.tuning.burst_gap = c.tuning.queued;
             }
             let mut e = Estimator::new(c).unwrap();
-            let mut errs: Vec<f64> = samples
+            let errs: Vec<i64> = samples
                 .iter()
-                .map(|&(t, q)| (e.update(ts(q)).unwrap().stamp.as_nanos() - t) as f64)
+                .map(|&(t, q)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
                 .collect();
-            let mut tail = errs.split_off(300);
-            tail.sort_by(f64::total_cmp);
-            let med = tail[tail.len() / 2];
-            let rms =
-                (tail.iter().map(|x| (x - med).powi(2)).sum::<f64>() / tail.len() as f64).sqrt();
+            let rms = debiased_rms(&errs[300..]);
             let ok = usize::from(rms < 0.5 * p as f64);
             if split {
                 good_split += ok;
