@@ -4895,7 +4895,11 @@ fn a_usb_timer_near_the_period_holds_no_losses() {
             .collect();
         // The adapter: a packet leaves when 23 samples are in or the timer
         // since its first fires (samples of a packet arrive together).
-        let out = usb_packets(&ready, 23, timer);
+        let samples: Vec<(i64, i64)> = truth
+            .iter()
+            .copied()
+            .zip(usb_packets(&ready, 23, timer))
+            .collect();
         for record in [true, false] {
             let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
             c.period = Some(TimeDelta::from_nanos(p));
@@ -4904,11 +4908,7 @@ fn a_usb_timer_near_the_period_holds_no_losses() {
                 c.tuning.hold_records = usize::MAX;
             }
             let mut e = Estimator::new(c).unwrap();
-            let errs: Vec<i64> = out
-                .iter()
-                .zip(&truth)
-                .map(|(&q, &t)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
-                .collect();
+            let errs = errors(&mut e, &samples);
             let st = e.status();
             if !record {
                 losses_off += st.losses_detected;
@@ -4955,15 +4955,13 @@ fn packets_last_samples_hold_the_floor_under_a_usb_timer() {
                 t + 1_000_000 + (jitter * u) as i64
             })
             .collect();
-        let out = usb_packets(&ready, m, timer);
-        let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
-        c.period = Some(TimeDelta::from_nanos(p));
-        let mut e = Estimator::new(c).unwrap();
-        let errs: Vec<i64> = out
+        let samples: Vec<(i64, i64)> = truth
             .iter()
-            .zip(&truth)
-            .map(|(&q, &t)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
+            .copied()
+            .zip(usb_packets(&ready, m, timer))
             .collect();
+        let mut e = est(Some(p));
+        let errs = errors(&mut e, &samples);
         let rms = debiased_rms(&errs[300..]);
         let st = e.status();
         cuts += st.changes_detected;
@@ -5008,10 +5006,7 @@ fn a_packet_handed_over_slowly_is_one_burst() {
                 c.tuning.burst_gap = c.tuning.queued;
             }
             let mut e = Estimator::new(c).unwrap();
-            let errs: Vec<i64> = samples
-                .iter()
-                .map(|&(t, q)| e.update(ts(q)).unwrap().stamp.as_nanos() - t)
-                .collect();
+            let errs = errors(&mut e, &samples);
             let rms = debiased_rms(&errs[300..]);
             let ok = usize::from(rms < 0.5 * p as f64);
             if split {
