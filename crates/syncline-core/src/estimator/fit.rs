@@ -412,6 +412,9 @@ pub(crate) struct LineFit {
     band_up: Vec<(i64, i64)>,
     /// Points appended since the last [`Self::band_bends`] test.
     since_bend: u32,
+    /// Whether that test came near its threshold (see
+    /// `wander::forget_every`).
+    bend_near: bool,
     /// Set when the band is taken, until a restart or a cut: the delays
     /// were shown bounded, and [`Self::band_bends`] keeps testing while a
     /// bend blunts the edges and the band is off.
@@ -478,6 +481,7 @@ impl LineFit {
             band_lo: Vec::with_capacity(cap),
             band_up: Vec::with_capacity(cap),
             since_bend: 0,
+            bend_near: false,
             bounded_seen: false,
             ls: None,
             active: None,
@@ -1508,7 +1512,8 @@ impl LineFit {
 
     /// The forgetting of a rate that wanders, under a bounded delay law
     /// (while the band is on, see [`Self::band_check`]): every quarter of
-    /// the history (at least `Tuning::forget_every` points), the thinnest
+    /// the history, or sixteenth near the threshold
+    /// (`wander::forget_every`), the thinnest
     /// strip of the newer half is compared with the whole history's. On
     /// one line the two differ by the strip's own shortfall from the
     /// delays' width `W`, about `W / k` for `k` points; a rate whose drift
@@ -1537,11 +1542,11 @@ impl LineFit {
     fn band_bends_due(&mut self, min_span: i64) -> Option<usize> {
         self.since_bend = self.since_bend.saturating_add(1);
         let len = self.pts.len();
-        let every = ((len / 4) as u32).max(self.t.forget_every);
-        if self.since_bend < every {
+        if self.since_bend < super::wander::forget_every(len, self.bend_near, &self.t) {
             return None;
         }
         self.since_bend = 0;
+        self.bend_near = false;
         let keep = len / 2;
         let (last, first_kept) = (*self.pts.back()?, *self.pts.get(len - keep)?);
         if keep < self.t.forget_min_points || last.q.saturating_sub(first_kept.q) < min_span {
@@ -1577,7 +1582,9 @@ impl LineFit {
         }
         let (_, l, h) = thinnest_strip(&self.band_lo, &self.band_up)?;
         let (whole, newer) = (high - low, h - l);
-        (whole - newer > self.t.band_bend * whole / keep as f64).then_some(keep)
+        let widening = (whole - newer) / (whole / keep as f64);
+        self.bend_near = widening > self.t.forget_near * self.t.band_bend;
+        (widening > self.t.band_bend).then_some(keep)
     }
 
     /// Appends a point at `(x, y)` (relative to the anchor) to the band's

@@ -566,15 +566,23 @@ pub struct Tuning {
     /// The t statistic (the slope difference of the history's older and newer halves over
     /// its standard error) from which a rate that wanders is followed by forgetting the older
     /// half (`Wander::forget`): odds of about `6e-5` per test without a change under Gaussian
-    /// residuals, a test every quarter of the history. A line over a 60 s history of a 41 Hz
+    /// residuals, a test every quarter or sixteenth of the history (`forget_near`). A line over a 60 s history of a 41 Hz
     /// sensor whose rate wanders 66 ppm over 104 s was 5.2 x Rock's RMS (`scripts/family_draws.py
     /// --seed 2 --kinds wandering --first 121 --draws 1`); a rate wandering that slowly
     /// inflates no second difference the wander test reads, and only the halves' slopes show
     /// it. At 0 the test is off.
     pub forget_t: f64,
     /// The fewest committed samples between two tests of the halves' slopes (a quarter of the
-    /// history otherwise).
+    /// history otherwise, a sixteenth near the threshold: see `forget_near`).
     pub forget_every: u32,
+    /// The share of its threshold (`forget_t`, `band_bend`) from which a test of the history
+    /// for a bend is repeated after a sixteenth of the history instead of a quarter: a bend
+    /// grows with the square of the history's span, so a statistic at half its threshold
+    /// crosses it within about a quarter of the history. On the wandering draws of
+    /// `scripts/family_draws.py --kinds wandering --draws 140`, seeds 2, 11 and 13, misses
+    /// 14 → 9 at 0.5 (every sixteenth always: also 9, at 3 % more instructions on the bench's
+    /// stream and a pass over half the history every sixteenth under bounded delays).
+    pub forget_near: f64,
     /// The fewest points the forgetting keeps: half of them fit each slope of the next test.
     pub forget_min_points: usize,
     /// How far the thinnest strip of a history under a bounded delay law may be wider than its
@@ -933,6 +941,7 @@ impl Default for Tuning {
             step_queued_share: 0.125,
             forget_t: 4.0,
             forget_every: 16,
+            forget_near: 0.5,
             forget_min_points: 64,
             band_bend: 12.0,
             change_search: 256,

@@ -173,6 +173,9 @@ pub(crate) struct Wander {
     /// Committed samples since the last test of the line's history
     /// ([`Wander::forget`]).
     since_forget: u32,
+    /// Whether the last test came near its threshold (see
+    /// [`forget_every`]).
+    forget_near: bool,
     /// The least-squares sums of that history, by blocks (allocated once).
     history_sums: Blocks,
     /// The tuning values (see [`Tuning`]).
@@ -230,6 +233,7 @@ impl Wander {
             q: 0.0,
             kf: None,
             since_forget: 0,
+            forget_near: false,
             history_sums: Blocks::default(),
         }
     }
@@ -607,8 +611,8 @@ impl Wander {
 
 impl Wander {
     /// The forgetting of a rate that wanders slower than the history
-    /// spans: every quarter of the history (at least
-    /// `Tuning::forget_every` committed samples), the free samples of the
+    /// spans: every quarter of the history, or sixteenth near the
+    /// threshold ([`forget_every`]), the free samples of the
     /// line's history `h` (oldest first) are split into an older and a
     /// newer half, each fitted by least squares, and their slopes
     /// compared. Without a change of rate the two differ by the jitter
@@ -631,8 +635,9 @@ impl Wander {
     #[inline(always)]
     pub fn forget(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
         self.since_forget = self.since_forget.saturating_add(1);
-        let every = ((h.len() / 4) as u32).max(self.t.forget_every);
-        if self.since_forget < every || self.t.forget_t <= 0.0 {
+        if self.since_forget < forget_every(h.len(), self.forget_near, &self.t)
+            || self.t.forget_t <= 0.0
+        {
             return None;
         }
         self.since_forget = 0;
@@ -642,6 +647,7 @@ impl Wander {
     /// The test of [`Self::forget`], when due (kept out of line).
     #[inline(never)]
     fn forget_test(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
+        self.forget_near = false;
         let pts = h.as_slice();
         let len = pts.len();
         let keep = len / 2;
@@ -666,8 +672,26 @@ impl Wander {
         let s2 = (e1 + e0) / (newer.k + older.k - 4.0);
         let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
         let d = (b1 - b0).abs();
+        self.forget_near = d > self.t.forget_near * self.t.forget_t * se;
         (d.is_finite() && d > self.t.forget_t * se && d > 0.0).then_some(keep)
     }
+}
+
+/// Committed samples between two tests of a history of `len` points for
+/// a bend ([`Wander::forget`], `LineFit::band_bends`): a quarter of it,
+/// or a sixteenth where the last test's statistic came within
+/// `Tuning::forget_near` of its threshold (`near`), never fewer than
+/// `Tuning::forget_every`. A rate's bend grows with the square of the
+/// history's span, so a statistic halfway to its threshold crosses it
+/// within about the next quarter: tested a quarter later, the history
+/// had grown by a quarter and its bend by half past what the threshold
+/// allows (on wandering draw 1310049, from 18 to 24 s and 24 to 33 s
+/// while the estimates were 0.1-0.3 ms early). Far from it, a quarter
+/// keeps the tests' cost low (the band's test is a pass over half the
+/// history).
+pub(crate) fn forget_every(len: usize, near: bool, t: &Tuning) -> u32 {
+    let share = if near { 16 } else { 4 };
+    ((len / share) as u32).max(t.forget_every)
 }
 
 /// Points per block of [`Blocks`].
