@@ -20,7 +20,8 @@ pub(super) struct LossEvidence {
     /// Gaps confirmed as delays.
     pub stall: f64,
     /// Gaps confirmed as pauses (samples lost beyond the stalls' spread,
-    /// on the line): they back the loss reading of the next gap as long.
+    /// on the line), and gaps longer than the window that restarted the
+    /// fits: they back the loss reading of the next gap as long.
     pub pause: f64,
     /// Samples lost in the gaps counted in `loss` (scaled alike).
     pub lost: f64,

@@ -829,7 +829,23 @@ impl Estimator {
                         self.st.losses_from_index += periods.unsigned_abs() - 1;
                         self.restart(periods);
                     }
-                    None => self.restart(by_gap),
+                    None => {
+                        // Numbered on past the gap: a pause, as the next
+                        // arrival would call one (`next_verdict`), and
+                        // evidence like one. Uncounted, the first gap
+                        // beyond the stalls' spread after the line's
+                        // statistics met the priors alone, which read it
+                        // as one sample stalled that long: a 28-period
+                        // loss burst of a 0.5 s sensor after an 11-period
+                        // one before the statistics was estimated 14 s
+                        // early (`scripts/family_draws.py --seed 11
+                        // --kinds loss_bursty --first 3 --draws 1`).
+                        if by_gap > 1 {
+                            self.evidence.pause += 1.0;
+                            self.cap_evidence();
+                        }
+                        self.restart(by_gap);
+                    }
                 }
             }
         }
