@@ -580,8 +580,9 @@ pub struct Tuning {
     /// grows with the square of the history's span, so a statistic at half its threshold
     /// crosses it within about a quarter of the history. On the wandering draws of
     /// `scripts/family_draws.py --kinds wandering --draws 140`, seeds 2, 11 and 13, misses
-    /// 14 → 9 at 0.5 (every sixteenth always: also 9, at 3 % more instructions on the bench's
-    /// stream and a pass over half the history every sixteenth under bounded delays).
+    /// 14 → 10 at 0.5 (every sixteenth always: 9, at 3 % more instructions on the bench's
+    /// stream and a pass over half the history every sixteenth under bounded delays: +857
+    /// instructions per sample on a uniform wandering stream, +144 at 0.5).
     pub forget_near: f64,
     /// The fewest points the forgetting keeps: half of them fit each slope of the next test.
     pub forget_min_points: usize,
