@@ -21,7 +21,8 @@ pub(super) struct LossEvidence {
     pub stall: f64,
     /// Gaps confirmed as pauses (samples lost beyond the stalls' spread,
     /// on the line), and gaps longer than the window that restarted the
-    /// fits: they back the loss reading of the next gap as long.
+    /// fits, the next arrival a period or so later: they back the loss
+    /// reading of the next gap as long.
     pub pause: f64,
     /// Samples lost in the gaps counted in `loss` (scaled alike).
     pub lost: f64,

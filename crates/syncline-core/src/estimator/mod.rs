@@ -419,6 +419,10 @@ pub struct Estimator {
     /// first arrival and how many samples it holds so far (see
     /// [`Self::infer_early`]).
     burst: Option<(i64, u32)>,
+    /// Set by a restart after a gap longer than the window that numbered
+    /// the samples on past it: the next arrival tells whether that was a
+    /// pause (see [`Self::note_gap_restart`]).
+    gap_restart: bool,
     /// Rejected backwards arrivals in a row, and the latest of them.
     back_run: u32,
     back_last: i64,
@@ -550,6 +554,7 @@ impl Estimator {
             arrival_alt: None,
             last_arrival: None,
             burst: None,
+            gap_restart: false,
             back_run: 0,
             back_last: 0,
             last_n: None,
@@ -830,23 +835,14 @@ impl Estimator {
                         self.restart(periods);
                     }
                     None => {
-                        // Numbered on past the gap: a pause, as the next
-                        // arrival would call one (`next_verdict`), and
-                        // evidence like one. Uncounted, the first gap
-                        // beyond the stalls' spread after the line's
-                        // statistics met the priors alone, which read it
-                        // as one sample stalled that long: a 28-period
-                        // loss burst of a 0.5 s sensor after an 11-period
-                        // one before the statistics was estimated 14 s
-                        // early (`scripts/family_draws.py --seed 11
-                        // --kinds loss_bursty --first 3 --draws 1`).
-                        if by_gap > 1 {
-                            self.evidence.pause += 1.0;
-                            self.cap_evidence();
-                        }
+                        // (Under a jitter spanning periods, such a gap
+                        // may be one long delay: no evidence either way.)
+                        self.gap_restart = by_gap > 1 && !self.fit.wide_jitter();
                         self.restart(by_gap);
                     }
                 }
+            } else if self.gap_restart {
+                self.note_gap_restart(gap);
             }
         }
         self.back_run = 0;
@@ -1362,6 +1358,27 @@ impl Estimator {
         match (self.fit.first(), self.fit.last()) {
             (Some(a), Some(b)) => b.q.saturating_sub(a.q),
             _ => 0,
+        }
+    }
+
+    /// The arrival after a restart that numbered the samples on past a gap
+    /// longer than the window, `gap` ns after it: a period or so later,
+    /// the device paused (a stall would have queued it right behind), and
+    /// the pause is evidence like one the next arrival confirms on the
+    /// line (`next_verdict`). Uncounted, the first gap beyond the stalls'
+    /// spread once the line had statistics met the priors alone, which
+    /// read it as one sample stalled that long: a 28-sample loss burst of
+    /// a 0.5 s sensor after an 11-period gap at the start was estimated
+    /// 14 s early (`scripts/family_draws.py --seed 11 --kinds loss_bursty
+    /// --first 3 --draws 1`: 153 x Rock's RMS, now 16 x). Counted on the
+    /// gap alone, a stall longer than the window made the next long stall
+    /// a loss (stalls draw 1307059: 0.00 to 0.71 x Rock's RMS).
+    #[cold]
+    fn note_gap_restart(&mut self, gap: i64) {
+        self.gap_restart = false;
+        if self.period_f().is_some_and(|p| gap as f64 >= 0.5 * p) {
+            self.evidence.pause += 1.0;
+            self.cap_evidence();
         }
     }
 

@@ -4134,7 +4134,8 @@ fn two_long_loss_bursts_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>, usiz
 
 /// A gap longer than the window that restarts the fits numbers the
 /// samples on past it: a pause, counted as the evidence of one
-/// (`LossEvidence::pause`). The next gap beyond the stalls' spread (a
+/// (`LossEvidence::pause`) once the next arrival comes a period or so
+/// later (`Estimator::note_gap_restart`). The next gap beyond the stalls' spread (a
 /// burst of 20-30 losses, [`two_long_loss_bursts_stream`]) is then a loss
 /// on arrival, its first sample within a tenth of a period. Uncounted,
 /// the priors alone read it as one sample stalled that long, estimated
