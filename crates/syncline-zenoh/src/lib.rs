@@ -59,8 +59,11 @@ pub const ONE_THREAD_RUNTIME: &str =
 /// sending and keep-alives of this process wait. Nor may it put bursts
 /// under [`ONE_THREAD_RUNTIME`]: a put that finds its link's queue (two
 /// batches) full waits for zenoh's sending task, which only this thread
-/// runs (zenoh closes the link after five seconds). The timing transport
-/// sends its re-sends from `block_in_place`; publish a
+/// runs (zenoh closes the link after five seconds); single puts made one
+/// after another without a wait count as a burst, since each holds a batch
+/// until this thread writes it. The timing transport sends every frame
+/// after the first since its task last waited, and its re-sends, from
+/// `block_in_place`; publish a
 /// [`StampedPublisher`] from a thread of your own. A [`StampedSubscriber`]
 /// consumed here counts what it cannot queue ([`StreamStats::overflow`]).
 ///

@@ -157,7 +157,8 @@ fn put(publisher: &Publisher<'static>, frame: &Frame) -> bool {
 /// task writes, and that task runs on the same thread: a burst of more than
 /// one frame (a re-send after a lost link) therefore runs in
 /// `block_in_place`, which hands the thread's other tasks to another thread
-/// meanwhile. A single frame, the common case, is sent directly.
+/// meanwhile. A single frame is sent directly (see [`Unwritten`] for
+/// single frames sent one after another).
 fn burst<R>(frames: usize, f: impl FnOnce() -> R) -> R {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let multi_thread =
@@ -166,6 +167,57 @@ fn burst<R>(frames: usize, f: impl FnOnce() -> R) -> R {
         tokio::task::block_in_place(f)
     } else {
         f()
+    }
+}
+
+/// The puts on one link since the task last waited for a message.
+///
+/// Every frame is an express message, which takes one of the link's two
+/// batches until zenoh's sending task has written it; under
+/// [`crate::ONE_THREAD_RUNTIME`] that task runs on the thread of the
+/// transport's own task, so it cannot write before that task waits. A third
+/// put before then would wait for a free batch on the only thread that can
+/// free one: the thread stops (its keep-alives too) until zenoh closes the
+/// link after five seconds, and the other side, after its lease (1 s),
+/// declares this process lost. That happened to the last participant to
+/// join: its repeated ready report (on adopting the coordinator), the first
+/// trigger arriving in the same wake-up, the report on entering the
+/// simulated loop and the report after its first step went out with no
+/// wait in between; the coordinator then dropped it and ran on without it.
+///
+/// So the first put after a wait (the common case: one report per
+/// trigger, one trigger per report) goes out directly, and any further one
+/// before the next wait runs in `block_in_place` ([`burst`]), where waiting
+/// for a batch is harmless.
+#[derive(Debug, Clone, Copy, Default)]
+struct Unwritten {
+    /// The transport's wait count when `puts` was counted.
+    waits: u64,
+    /// Puts since then.
+    puts: u32,
+}
+
+impl Unwritten {
+    /// Sends `frame` on `publisher` (see the type's documentation); `waits`
+    /// is the transport's count of waits for a message.
+    fn put(&mut self, waits: u64, publisher: &Publisher<'static>, frame: &Frame) -> bool {
+        if self.count(waits, 1) == 1 {
+            put(publisher, frame)
+        } else {
+            burst(2, || put(publisher, frame))
+        }
+    }
+
+    /// Counts `n` puts made otherwise (a burst); the puts counted since the
+    /// last wait.
+    fn count(&mut self, waits: u64, n: usize) -> u32 {
+        if self.waits != waits {
+            *self = Unwritten { waits, puts: 0 };
+        }
+        self.puts = self
+            .puts
+            .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+        self.puts
     }
 }
 
@@ -208,6 +260,7 @@ struct Peer {
     seq_in: SeqIn,
     seq_out: u64,
     outbox: VecDeque<Frame>,
+    unwritten: Unwritten,
 }
 
 /// The coordinator's end of the timing transport over zenoh.
@@ -221,6 +274,8 @@ pub struct ZenohCoordinator {
     free: Vec<u32>,
     pending: VecDeque<Inbound>,
     stats: LinkStats,
+    /// Times `recv` found nothing and waited ([`Unwritten`]).
+    waits: u64,
     _token: LivelinessToken,
     _subscribers: [Subscriber<()>; 2],
 }
@@ -269,6 +324,7 @@ impl ZenohCoordinator {
             free: Vec::new(),
             pending: VecDeque::new(),
             stats: LinkStats::default(),
+            waits: 0,
             _token: token,
             _subscribers: [up, alive],
         })
@@ -333,6 +389,7 @@ impl ZenohCoordinator {
             seq_in: SeqIn::default(),
             seq_out: 0,
             outbox: VecDeque::new(),
+            unwritten: Unwritten::default(),
         };
         let k = match self.free.pop() {
             Some(k) => {
@@ -402,6 +459,7 @@ impl ZenohCoordinator {
             name: p.name.clone(),
         });
         let ack = p.seq_in.last;
+        p.unwritten.count(self.waits, p.outbox.len());
         let (publisher, outbox) = (&p.publisher, &p.outbox);
         burst(outbox.len(), || {
             for f in outbox {
@@ -473,7 +531,7 @@ impl ZenohCoordinator {
         keep(&mut p.outbox, f, &mut self.stats);
         self.stats.sent += 1;
         // A connection that is gone keeps the frame for its return.
-        if p.alive && !put(&p.publisher, &f) {
+        if p.alive && !p.unwritten.put(self.waits, &p.publisher, &f) {
             return Err(TransportClosed);
         }
         Ok(())
@@ -490,7 +548,10 @@ impl CoordinatorTransport for ZenohCoordinator {
                 match self.rx.poll_recv(cx) {
                     Poll::Ready(Some(raw)) => self.handle(raw),
                     Poll::Ready(None) => return Poll::Ready(None),
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => {
+                        self.waits = self.waits.wrapping_add(1);
+                        return Poll::Pending;
+                    }
                 }
             }
         })
@@ -543,6 +604,9 @@ pub struct ZenohParticipant {
     lost: Option<Pin<Box<tokio::time::Sleep>>>,
     closed: bool,
     stats: LinkStats,
+    /// Times `recv` found nothing and waited ([`Unwritten`]).
+    waits: u64,
+    unwritten: Unwritten,
     _token: LivelinessToken,
     _subscribers: [Subscriber<()>; 2],
 }
@@ -602,6 +666,8 @@ impl ZenohParticipant {
             lost: None,
             closed: false,
             stats: LinkStats::default(),
+            waits: 0,
+            unwritten: Unwritten::default(),
             _token: token,
             _subscribers: [down, alive],
         })
@@ -628,7 +694,7 @@ impl ZenohParticipant {
         };
         keep(&mut self.outbox, f, &mut self.stats);
         self.stats.sent += 1;
-        put(&self.publisher, &f)
+        self.unwritten.put(self.waits, &self.publisher, &f)
     }
 
     /// Adopts coordinator `instance` (a new one: forget the old exchange).
@@ -655,6 +721,7 @@ impl ZenohParticipant {
         self.lost = None;
         // The unacknowledged frames, then the last ready report.
         let frames = self.outbox.len() + usize::from(self.last_ready.is_some());
+        self.unwritten.count(self.waits, self.outbox.len());
         burst(frames, || {
             for f in &self.outbox {
                 put(&self.publisher, &Frame { ack, ..*f });
@@ -760,6 +827,7 @@ impl ZenohParticipant {
                 self.closed = true;
                 continue;
             }
+            self.waits = self.waits.wrapping_add(1);
             return Poll::Pending;
         }
     }
