@@ -72,8 +72,8 @@
 //! `Tuning::wander_check_every` samples: a few passes and at most two selections over
 //! [`RING`] values, in a buffer allocated once.
 //! Measured on the bench's stream (`examples/estimator_instructions.rs`):
-//! about 50 instructions per update for the screen and 37 for the forget
-//! test ([`Wander::forget`]) of the 1,281 `update` costs.
+//! about 50 instructions per update for the screen and 40 for the forget
+//! test ([`Wander::forget`]) of the 1,304 `update` costs.
 
 use super::changes::Seg;
 use super::fit::Point;
@@ -679,7 +679,7 @@ impl Wander {
 
 /// Committed samples between two tests of a history of `len` points for
 /// a bend ([`Wander::forget`], `LineFit::band_bends`): a quarter of it,
-/// or a sixteenth where the last test's statistic came within
+/// or a sixteenth where the last test's statistic reached
 /// `Tuning::forget_near` of its threshold (`near`), never fewer than
 /// `Tuning::forget_every`. A rate's bend grows with the square of the
 /// history's span, so a statistic halfway to its threshold crosses it
