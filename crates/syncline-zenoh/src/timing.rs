@@ -721,7 +721,7 @@ impl ZenohParticipant {
         self.lost = None;
         // The unacknowledged frames, then the last ready report.
         let frames = self.outbox.len() + usize::from(self.last_ready.is_some());
-        self.unwritten.count(self.waits, self.outbox.len());
+        self.unwritten.count(self.waits, frames);
         burst(frames, || {
             for f in &self.outbox {
                 put(&self.publisher, &Frame { ack, ..*f });
