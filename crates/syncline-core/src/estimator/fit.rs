@@ -1645,10 +1645,11 @@ impl LineFit {
     /// edge, it stays about 1-2 (see `Tuning::sharp_edge`).
     fn edge_sharpness(&self, edge: usize, k: usize) -> f64 {
         // Too few points for the count (Gaussian jitter reached 3.7 in
-        // 10 % of the draws of 30 points, 2 of 100), or a jitter spanning
-        // periods, whose statistics are cut off above the floor.
-        if !self.by_edge || !self.stats_valid || k < self.t.sharp_edge_points || self.wide_jitter()
-        {
+        // 10 % of the draws of 30 points, 2 of 100). A jitter the gaps
+        // show spanning periods is judged too: its statistics reach
+        // `Tuning::stats_reach` median residuals above the floor, not half
+        // a period (`Self::wide_median`), so they hold the jitter's width.
+        if !self.by_edge || !self.stats_valid || k < self.t.sharp_edge_points {
             return 0.0;
         }
         edge.saturating_sub(2) as f64 / (self.t.edge_band * (k as f64).sqrt())
@@ -1665,13 +1666,19 @@ impl LineFit {
     /// packets' last samples, and a young floor kept on their ratio took
     /// USB timer streams 1.2-35 times further off than least squares
     /// (`packetised_histories_do_not_keep_a_young_floor_on_the_ratio`).
+    /// A jitter the gaps show spanning periods waits for the judgement
+    /// too: uniform delays of 0.6-0.7 periods reach that mark
+    /// (`Tuning::wide_jitter_gap`) by chance early in a stream, and
+    /// entered least squares on the ratio at 32 points for good (the
+    /// handover to the sharp floor later would step by the young offset's
+    /// error, [`Self::floor_takes_over`]):
+    /// `wide_uniform_delays_are_estimated_at_their_sharp_floor`.
     fn edge_undecided(&self, k: usize) -> bool {
         if !self.by_edge
             || !self.stats_valid
             || self.numbers_skip()
             || k >= self.t.blunt_edge_points
             || self.sharpness >= self.t.sharp_edge.1
-            || self.wide_jitter()
             || self.free_len() < self.pts.len()
         {
             return false;
