@@ -3455,13 +3455,7 @@ fn wide_uniform_delays_are_estimated_at_their_sharp_floor() {
         let mut c = EstimatorConfig::new(TimeDelta::from_secs(5));
         c.period = Some(TimeDelta::from_nanos(p));
         let mut e = Estimator::new(c).unwrap();
-        let errs = errors(&mut e, &samples);
-        let med = median(&errs[200..]) as f64;
-        let ss = errs[200..]
-            .iter()
-            .map(|&v| (v as f64 - med).powi(2))
-            .sum::<f64>();
-        let rms = (ss / (errs.len() - 200) as f64).sqrt() / p as f64;
+        let rms = debiased_rms(&errors(&mut e, &samples)[200..]) / p as f64;
         let st = e.status();
         if rms > 0.007 || st.mode != FitMode::Hull {
             failed.push(format!("seed {seed}, {what}: {rms:.5} periods RMS, {st:?}"));
