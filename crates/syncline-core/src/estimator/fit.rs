@@ -1647,8 +1647,9 @@ impl LineFit {
         // Too few points for the count (Gaussian jitter reached 3.7 in
         // 10 % of the draws of 30 points, 2 of 100). A jitter the gaps
         // show spanning periods is judged too: its statistics reach
-        // `Tuning::stats_reach` median residuals above the floor, not half
-        // a period (`Self::wide_median`), so they hold the jitter's width.
+        // `Tuning::stats_reach` median residuals above the floor where that
+        // is beyond half a period (`Self::wide_median`), so they hold the
+        // jitter's width.
         if !self.by_edge || !self.stats_valid || k < self.t.sharp_edge_points {
             return 0.0;
         }
