@@ -123,7 +123,10 @@ const RAMP_STARTS: usize = 64;
 /// a fall. A queued sample (a backlog, a packet) ends the run: the free
 /// samples between packets lie where the packets' phase puts them. Under
 /// one-sided delays the sum's exponential tail is bounded as well
-/// (`Tuning::ramp_tail`, in the tail's scale). In the steady state the test costs the CUSUM
+/// (`Tuning::ramp_tail`, in the tail's scale), or else the samples after
+/// the start must lie lifted off the floor as a ramp lifts them
+/// ([`Ramp::floor_lift`], `Tuning::ramp_lift`: exact odds for exponential
+/// delays, where the Chernoff bound is loose). In the steady state the test costs the CUSUM
 /// and a store of the sample per free sample; the sums over the samples
 /// after each start are taken by the search, newest first (it runs only
 /// while the CUSUM is high). The same test on the negated residuals
@@ -145,10 +148,12 @@ pub(super) struct Ramp {
     cusum: f64,
     /// The run's first sample number (x is taken from it).
     base: i64,
-    /// The run's newest samples (ring, by run position): x and the
-    /// clipped excess `e`. The sums after a start point are summed by the
-    /// search itself (rare), newest first: the steady path only stores.
-    samples: [(f64, f64); RAMP_STARTS],
+    /// The run's newest samples (ring, by run position): x, the clipped
+    /// excess `e` and the residual above the floor in the lower tail's
+    /// scale (see [`Ramp::floor_lift`]). The sums after a start point are
+    /// summed by the search itself (rare), newest first: the steady path
+    /// only stores.
+    samples: [(f64, f64, f64); RAMP_STARTS],
     len: usize,
     /// The last excess taken in, as taken (see [`Ramp::observe`]), and as
     /// it came.
@@ -160,7 +165,7 @@ impl Default for Ramp {
         Ramp {
             cusum: 0.0,
             base: 0,
-            samples: [(0.0, 0.0); RAMP_STARTS],
+            samples: [(0.0, 0.0, 0.0); RAMP_STARTS],
             len: 0,
             last: (0.0, 0.0),
         }
@@ -181,20 +186,29 @@ impl Ramp {
     /// symmetric jitter); the run is forgotten where there is no deviation to scale by,
     /// or the test is off (`Tuning::ramp_t` at 0).
     #[inline(always)]
-    fn observe_ns(&mut self, n: i64, excess: f64, sd: f64, tail: f64, t: &Tuning) -> Option<i64> {
+    fn observe_ns(
+        &mut self,
+        n: i64,
+        excess: f64,
+        sd: f64,
+        tail: f64,
+        lift: f64,
+        t: &Tuning,
+    ) -> Option<i64> {
         if sd.is_nan() || sd <= 0.0 || t.ramp_t <= 0.0 {
             self.forget();
             return None;
         }
-        self.observe(n, excess / sd, tail / sd, t)
+        self.observe(n, excess / sd, tail / sd, lift, t)
     }
 
     /// Takes in a free sample `n` whose residual lies `e` deviations above
     /// the mean residual, `tail` the exponential tail's scale in
-    /// deviations (0: none); returns the first sample number of the ramp
-    /// when one is told.
+    /// deviations (0: none), `lift` its residual above the floor in the
+    /// lower tail's scale (0: none, see [`Ramp::floor_lift`]); returns the
+    /// first sample number of the ramp when one is told.
     #[inline(always)]
-    fn observe(&mut self, n: i64, e: f64, tail: f64, t: &Tuning) -> Option<i64> {
+    fn observe(&mut self, n: i64, e: f64, tail: f64, lift: f64, t: &Tuning) -> Option<i64> {
         if !e.is_finite() {
             self.forget();
             return None;
@@ -228,7 +242,7 @@ impl Ramp {
             self.base = n;
         }
         let x = n.saturating_sub(self.base) as f64;
-        self.samples[self.len % RAMP_STARTS] = (x, e);
+        self.samples[self.len % RAMP_STARTS] = (x, e, lift);
         self.len += 1;
         if self.cusum < t.ramp_look {
             return None;
@@ -247,7 +261,7 @@ impl Ramp {
         // itself weighs 0), from the newest back.
         let (mut c, mut sx, mut sxx, mut se, mut sxe) = (0.0, 0.0, 0.0, 0.0, 0.0);
         for i in 0..self.len.min(RAMP_STARTS) {
-            let (x0, e0) = &self.samples[(self.len - 1 - i) % RAMP_STARTS];
+            let (x0, e0, _) = &self.samples[(self.len - 1 - i) % RAMP_STARTS];
             c += 1.0;
             sx += x0;
             sxx += x0 * x0;
@@ -263,7 +277,7 @@ impl Ramp {
             // its largest weight (`x − x0`) times the delays' scale,
             // `e^(−Σwe / (tail·(x − x0)))` at most (Chernoff), heavier than
             // the Gaussian's.
-            if ww > 0.0 && we > 0.0 && we >= t.ramp_tail * tail * (x - x0) {
+            if ww > 0.0 && we > 0.0 {
                 let z = we / ww.sqrt();
                 // A ramp rises over its samples: their own slope (with its
                 // intercept) must stand out of the jitter too, where a
@@ -271,12 +285,90 @@ impl Ramp {
                 // and a drain falls.
                 let cxx = sxx - sx * sx / c;
                 let rising = cxx > 0.0 && (sxe - sx * se / c) >= t.ramp_rise * cxx.sqrt();
-                if z > best && rising {
+                let lifted = |z: f64| {
+                    tail > 0.0 && z >= t.ramp_lift.1 && {
+                        let (ramp, level) = self.floor_lift(i, *x0);
+                        ramp >= t.ramp_lift.0 && ramp - level >= t.ramp_lift.2
+                    }
+                };
+                if z > best
+                    && ((z >= t.ramp_t && rising && we >= t.ramp_tail * tail * (x - x0))
+                        || lifted(z))
+                {
                     (best, at) = (z, *x0);
                 }
             }
         }
-        (best >= t.ramp_t).then(|| self.base.saturating_add(at as i64))
+        (best > f64::NEG_INFINITY).then(|| self.base.saturating_add(at as i64))
+    }
+
+    /// How far the samples after the start `x0` (the newest `after`) lie
+    /// lifted off the floor by a ramp: the log-likelihood ratio, under
+    /// exponential delays of the lower tail's scale `θ` (`lift` in
+    /// [`Self::observe`]), of a rising line `a + δk` under the samples
+    /// (`x0 + k` at least `a + δk` above the floor, `a, δ ≥ 0`) against
+    /// none, with the ratio of the best level step among the same samples.
+    ///
+    /// With residuals `ρ_k` in units of `θ`, a line under them has the
+    /// ratio `m a + δ Σ k` over `m` samples, the line's height at their
+    /// mean `k` times `m`: the largest is on an edge of their lower convex
+    /// hull, or the steepest line from the start (`a = 0`, a ramp from
+    /// `x0`), or the level of their least (`δ = 0`). A ramp from `x0` alone
+    /// exceeds `g` with probability `e^(−g)` without one (every `ρ_k`
+    /// exceeds `k g / Σ k`); the offset `a` takes in a ramp that began
+    /// before the run of the CUSUM did. A sharper bound on one-sided
+    /// delays than the Chernoff bound of the weighted sum
+    /// (`Tuning::ramp_tail`), which held a 0.74 % longer period under
+    /// exponential delays of 1.2 % of a period back by 14 samples. The
+    /// level step (a lift `L` from the newest `m` on, ratio `m · min ρ`
+    /// over them, the best over `m`) lifts the samples too, but not more
+    /// with `k`. `(0, 0)` where a sample lies on or below the floor or has
+    /// no scale.
+    #[inline(never)]
+    fn floor_lift(&self, after: usize, x0: f64) -> (f64, f64) {
+        let at = |j: usize| self.samples[(self.len - 1 - j) % RAMP_STARTS];
+        // Newest first: the level steps, the steepest ramp from `x0`.
+        let (mut least, mut level, mut steepest, mut sum_k) =
+            (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0);
+        for j in 0..after {
+            let (x, _, rho) = at(j);
+            let k = x - x0;
+            if !(k > 0.0 && rho > 0.0) {
+                return (0.0, 0.0);
+            }
+            least = least.min(rho);
+            level = level.max(least * (j + 1) as f64);
+            steepest = steepest.min(rho / k);
+            sum_k += k;
+        }
+        if after == 0 || !steepest.is_finite() {
+            return (0.0, 0.0);
+        }
+        let m = after as f64;
+        let mut best = (steepest * sum_k).max(least * m);
+        // Oldest first: the lower hull's edges (monotone chain).
+        let mut hull = [(0.0f64, 0.0f64); RAMP_STARTS];
+        let mut h = 0;
+        for j in (0..after).rev() {
+            let (x, _, rho) = at(j);
+            let p = (x - x0, rho);
+            while h >= 2 && {
+                let (a, b) = (hull[h - 2], hull[h - 1]);
+                (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0) <= 0.0
+            } {
+                h -= 1;
+            }
+            hull[h] = p;
+            h += 1;
+        }
+        for e in hull[..h].windows(2) {
+            let slope = (e[1].1 - e[0].1) / (e[1].0 - e[0].0);
+            let a = e[0].1 - slope * e[0].0;
+            if slope >= 0.0 && a >= 0.0 {
+                best = best.max(m * a + slope * sum_k);
+            }
+        }
+        (best, level)
     }
 }
 
@@ -305,8 +397,14 @@ impl Changes {
     /// tail (0 for none); returns the sample number the ramp starts at
     /// when one is told.
     #[inline(always)]
-    pub fn ramp(&mut self, n: i64, excess: f64, sd: f64, tail: f64, t: &Tuning) -> Option<i64> {
-        self.ramp.observe_ns(n, excess, sd, tail, t)
+    pub fn ramp(
+        &mut self,
+        n: i64,
+        excess: f64,
+        (sd, tail, lift): (f64, f64, f64),
+        t: &Tuning,
+    ) -> Option<i64> {
+        self.ramp.observe_ns(n, excess, sd, tail, lift, t)
     }
 
     /// The ramp test of a shorter period: a falling ramp of the residuals
@@ -317,7 +415,7 @@ impl Changes {
     /// [`Self::ramp`].
     #[inline(always)]
     pub fn fall(&mut self, n: i64, excess: f64, sd: f64, t: &Tuning) -> Option<i64> {
-        self.fall.observe_ns(n, -excess, sd, 0.0, t)
+        self.fall.observe_ns(n, -excess, sd, 0.0, 0.0, t)
     }
 
     /// Forgets the runs of both ramp tests (longer and shorter periods).
@@ -1148,6 +1246,74 @@ mod tests {
         ((*state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * 3f64.sqrt()
     }
 
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Lift {
+        Off,
+        Only,
+        On,
+    }
+
+    /// An exponential delay of unit mean, from [`noise`]'s stream.
+    fn exponential(state: &mut u64) -> f64 {
+        let u = (noise(state) / 3f64.sqrt() + 1.0) / 2.0;
+        -(1.0 - u).max(1e-12).ln()
+    }
+
+    /// The sample at which a stream of exponential delays (scale and
+    /// deviation `sd`, lifted by `lift(n)` deviations at sample `n`) first
+    /// tells a ramp: by the weighted sum's test alone (`Lift::Off`), by
+    /// the floor-lift test alone (`Only`), or by either (`On`).
+    fn one_sided_told(seed: u64, samples: i64, lift: impl Fn(i64) -> f64, by: Lift) -> Option<i64> {
+        let (mut t, sd) = (Tuning::default(), 1e6);
+        if by == Lift::Only {
+            t.ramp_tail = f64::INFINITY;
+        }
+        let floor = by != Lift::Off;
+        let mut c = Changes::default();
+        let mut s = seed;
+        (0..samples).find(|&n| {
+            let rho = exponential(&mut s) + lift(n);
+            let above = if floor { rho } else { 0.0 };
+            c.ramp(n, (rho - 1.0) * sd, (sd, sd, above), &t).is_some()
+        })
+    }
+
+    #[test]
+    fn one_sided_ramps_are_told_by_their_lift_off_the_floor() {
+        // Delays alone, 100 000 samples: never.
+        assert_eq!(one_sided_told(3, 100_000, |_| 0.0, Lift::On), None);
+        // A level step of 2, 4 or 8 deviations that stays (a sample
+        // numbered one too low, a delay that grew): not a ramp to the lift
+        // (the runs above the floor tell it, `Changes::observe`).
+        for level in [2.0, 4.0, 8.0] {
+            for seed in 1..20 {
+                let step = |n: i64| if n >= 1000 { level } else { 0.0 };
+                assert_eq!(
+                    one_sided_told(seed, 1100, step, Lift::Only),
+                    None,
+                    "{level} {seed}"
+                );
+            }
+        }
+        // A ramp of 0.6 deviations per sample from sample 1000 (a 0.74 %
+        // longer period under exponential delays of 1.2 % of a period):
+        // told with the lift no later than by the weighted sum alone on
+        // every stream, and earlier on most.
+        let ramp = |n: i64| 0.6 * (n - 999).max(0) as f64;
+        let (mut earlier, mut total) = (0, (0, 0));
+        for seed in 1..40 {
+            let lifted = one_sided_told(seed, 1100, ramp, Lift::On).expect("told");
+            let summed = one_sided_told(seed, 1100, ramp, Lift::Off).expect("told");
+            assert!(
+                (1000..=lifted.min(summed)).contains(&lifted),
+                "{seed}: {lifted} {summed}"
+            );
+            earlier += usize::from(lifted < summed);
+            total = (total.0 + lifted - 1000, total.1 + summed - 1000);
+        }
+        assert!(earlier >= 20 && total.0 < total.1, "{earlier} {total:?}");
+    }
+
     #[test]
     fn the_ramp_test_tells_a_longer_period_and_not_jitter_or_a_drain() {
         let t = Tuning::default();
@@ -1157,14 +1323,14 @@ mod tests {
         let mut s = 1u64;
         for n in 0..20_000 {
             let e = noise(&mut s);
-            assert_eq!(c.ramp(n, e * sd, sd, 0.0, &t), None, "sample {n}");
+            assert_eq!(c.ramp(n, e * sd, (sd, 0.0, 0.0), &t), None, "sample {n}");
         }
         let mut c = Changes::default();
         for n in 0..20_000 {
             // Exponential delays less their mean, in their mean.
             let u = (noise(&mut s) / 3f64.sqrt() + 1.0) / 2.0;
             let e = -(1.0 - u).max(1e-12).ln() - 1.0;
-            assert_eq!(c.ramp(n, e * sd, sd, sd, &t), None, "sample {n}");
+            assert_eq!(c.ramp(n, e * sd, (sd, sd, 0.0), &t), None, "sample {n}");
         }
         // A ramp of 0.3 deviations per sample from sample 1000 (a 2 Hz
         // sensor whose period grew 2.4 % under jitter of 80 ms): told within
@@ -1172,7 +1338,7 @@ mod tests {
         let mut c = Changes::default();
         let told = (0..1100).find_map(|n| {
             let ramp = 0.3 * (n - 1000).max(0) as f64;
-            c.ramp(n, (noise(&mut s) + ramp) * sd, sd, 0.0, &t)
+            c.ramp(n, (noise(&mut s) + ramp) * sd, (sd, 0.0, 0.0), &t)
                 .map(|from| (n, from))
         });
         let (n, from) = told.expect("the ramp is told");
@@ -1191,12 +1357,12 @@ mod tests {
             };
             let late = if n % 97 == 0 { 50.0 } else { 0.0 };
             let e = noise(&mut s) + drain + late;
-            assert_eq!(c.ramp(n, e * sd, sd, 0.0, &t), None, "sample {n}");
+            assert_eq!(c.ramp(n, e * sd, (sd, 0.0, 0.0), &t), None, "sample {n}");
         }
         // Off at `ramp_t` 0.
         let off = Tuning { ramp_t: 0.0, ..t };
         let mut c = Changes::default();
-        assert!((0..1100).all(|n| c.ramp(n, n as f64 * sd, sd, 0.0, &off).is_none()));
+        assert!((0..1100).all(|n| c.ramp(n, n as f64 * sd, (sd, 0.0, 0.0), &off).is_none()));
     }
 
     #[test]
@@ -1214,7 +1380,7 @@ mod tests {
         let mut c = Changes::default();
         for n in 0..1100 {
             let e = (noise(&mut s) - 0.3 * (n - 1000).max(0) as f64) * sd;
-            assert_eq!(c.ramp(n, e, sd, 0.0, &t), None, "sample {n}");
+            assert_eq!(c.ramp(n, e, (sd, 0.0, 0.0), &t), None, "sample {n}");
         }
         // A shorter period on 40 noise streams:
         // `fast_ramps_are_told_on_every_noise_stream`.
@@ -1237,7 +1403,7 @@ mod tests {
                 (0..1100).find_map(|n| {
                     let e = (noise(&mut s) + rate * (n - 1000).max(0) as f64) * sd;
                     if rate > 0.0 {
-                        c.ramp(n, e, sd, 0.0, &t)
+                        c.ramp(n, e, (sd, 0.0, 0.0), &t)
                     } else {
                         c.fall(n, e, sd, &t)
                     }

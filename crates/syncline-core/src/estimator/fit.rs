@@ -258,15 +258,16 @@ fn thinnest_strip(lo: &[(i64, i64)], up: &[(i64, i64)]) -> Option<(f64, f64, f64
 /// Over the free points of `pts`, with their residuals above the floor
 /// (`residual`): how many lie below `lim`, with the sum and the sum of
 /// squares of those residuals, how many lie within `near_lim` of
-/// `centre` (see `LineFit::rebuild`), and how many lie below `edge_lim`
-/// (see [`LineFit::edge_sharpness`]).
+/// `centre` (see `LineFit::rebuild`), how many lie below `edge_lim`
+/// (see [`LineFit::edge_sharpness`]) and how many below `low_lim` (see
+/// [`LineFit::low_scale_inv`]).
 #[inline(always)]
 fn residual_stats(
     pts: &[Point],
     centre: f64,
     near_lim: f64,
     lim: f64,
-    edge_lim: f64,
+    (edge_lim, low_lim): (f64, f64),
     residual: impl Fn(&Point) -> f64,
 ) -> ResidualStats {
     let mut st = ResidualStats::default();
@@ -274,6 +275,7 @@ fn residual_stats(
         let r = residual(p);
         st.near += usize::from((r - centre).abs() < near_lim);
         st.edge += usize::from(r < edge_lim);
+        st.low += usize::from(r < low_lim);
         if r < lim {
             st.k += 1;
             st.sum += r;
@@ -289,6 +291,7 @@ struct ResidualStats {
     k: usize,
     near: usize,
     edge: usize,
+    low: usize,
     sum: f64,
     ss: f64,
 }
@@ -329,6 +332,9 @@ pub(crate) struct LineFit {
     /// points below [`Self::shown_reach`]), from the last rebuild.
     pub mean_r: f64,
     pub std_r: f64,
+    /// The inverse of the lower tail's scale (0: none), from the last
+    /// rebuild (see [`Self::low_scale_inv`]).
+    low_scale_inv: f64,
     /// How sharp the floor's edge is, from the last rebuild (see
     /// [`Self::edge_sharpness`]); 0 without statistics, and in a fit of
     /// reference pulses.
@@ -449,6 +455,7 @@ impl LineFit {
             since_rebuild: 0,
             mean_r: 0.0,
             std_r: 0.0,
+            low_scale_inv: 0.0,
             sharpness: 0.0,
             ls_error: 0.0,
             by_edge: true,
@@ -1309,9 +1316,9 @@ impl LineFit {
         // The edge band is measured in the previous statistics' standard
         // deviation (a first one is counted after the pass, below).
         let had_stats = self.stats_valid;
-        let edge_lim = match had_stats {
-            true => self.t.edge_band * self.std_r,
-            false => f64::NEG_INFINITY,
+        let (edge_lim, low_lim) = match had_stats {
+            true => (self.t.edge_band * self.std_r, 0.5 * self.mean_r),
+            false => (f64::NEG_INFINITY, f64::NEG_INFINITY),
         };
         // The same residuals, with the offsets' range check hoisted out of
         // the pass.
@@ -1319,15 +1326,18 @@ impl LineFit {
             k,
             near,
             mut edge,
+            low,
             sum,
             ss,
         } = if small {
-            residual_stats(pts, centre, near_lim, lim, edge_lim, |p| {
+            residual_stats(pts, centre, near_lim, lim, (edge_lim, low_lim), |p| {
                 let (x, y) = (p.n.wrapping_sub(first.n), p.q.wrapping_sub(first.q));
                 (y as f64 - fy) - f.slope * (x as f64 - fx)
             })
         } else {
-            residual_stats(pts, centre, near_lim, lim, edge_lim, |p| residual(p).2)
+            residual_stats(pts, centre, near_lim, lim, (edge_lim, low_lim), |p| {
+                residual(p).2
+            })
         };
         let free = self.free_len();
         // A history whose points are mostly not where they gather (within
@@ -1364,6 +1374,7 @@ impl LineFit {
         self.lone_held = few_near && near > 0 && near_lone == 0;
         self.lone_free = free;
         self.set_stats(k, sum, ss);
+        self.low_scale_inv = Self::low_scale_inv(low, k, low_lim);
         if self.stats_valid && !had_stats {
             // The first statistics since a restart (rare): the band in
             // their own deviation, counted in a pass of its own.
@@ -1738,6 +1749,31 @@ impl LineFit {
             (Some(a), Some(b)) => (a.saturating_sub(b) as f64).abs() <= self.ls_error,
             _ => false,
         }
+    }
+
+    /// The inverse of the lower tail's scale from `low` of `k` residuals
+    /// below `low_lim` (ns), half the mean residual: the scale of an
+    /// exponential law with as many of its values below `low_lim`,
+    /// `θ = −low_lim / ln(1 − low/k)`. That is the mean itself for
+    /// exponential delays, more than the mean (a safe bound) for laws whose
+    /// density falls to 0 at the floor (gamma of shape above 1), and 0.87
+    /// of a uniform law's width. It bounds the lower tail, which a ramp of
+    /// one-sided delays lifts off the floor (`changes::Ramp::floor_lift`).
+    /// 0 where the residuals do not give one (no limit yet, none or all
+    /// below it).
+    fn low_scale_inv(low: usize, k: usize, low_lim: f64) -> f64 {
+        if low == 0 || low >= k || low_lim.is_nan() || low_lim <= 0.0 {
+            return 0.0;
+        }
+        let share = low as f64 / k as f64;
+        -(1.0 - share).ln() / low_lim
+    }
+
+    /// A residual above the floor (ns) in units of the lower tail's scale
+    /// ([`Self::low_scale_inv`]) at the last rebuild; 0 without one.
+    #[inline(always)]
+    pub fn in_low_scale(&self, r: f64) -> f64 {
+        r * self.low_scale_inv
     }
 
     /// Residual statistics above the floor from `k` residuals.

@@ -2196,7 +2196,10 @@ impl Estimator {
                 } else {
                     self.fit.std_r.min(sd)
                 };
-                let rise = self.changes.ramp(p.n, excess, sd, tail, t);
+                // The residual above the floor in the lower tail's scale
+                // (`changes::Ramp::floor_lift`; one-sided delays only).
+                let lift = if ls { 0.0 } else { self.fit.in_low_scale(r) };
+                let rise = self.changes.ramp(p.n, excess, (sd, tail, lift), t);
                 let fall = if ls && rise.is_none() {
                     self.changes.fall(p.n, excess, sd, t)
                 } else {
