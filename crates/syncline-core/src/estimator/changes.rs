@@ -303,35 +303,31 @@ impl Ramp {
     }
 
     /// How far the samples after the start `x0` (the newest `after`) lie
-    /// lifted off the floor by a ramp: the log-likelihood ratio, under
-    /// exponential delays of the lower tail's scale `θ` (`lift` in
-    /// [`Self::observe`]), of a rising line `a + δk` under the samples
-    /// (`x0 + k` at least `a + δk` above the floor, `a, δ ≥ 0`) against
-    /// none, with the ratio of the best level step among the same samples.
+    /// lifted off the floor by a ramp from `x0`: the log-likelihood ratio
+    /// of such a ramp against none under exponential delays of the lower
+    /// tail's scale `θ` (`lift` in [`Self::observe`]), with the ratio of
+    /// the best level step among the same samples.
     ///
-    /// With residuals `ρ_k` in units of `θ`, a line under them has the
-    /// ratio `m a + δ Σ k` over `m` samples, the line's height at their
-    /// mean `k` times `m`: the largest is on an edge of their lower convex
-    /// hull, or the steepest line from the start (`a = 0`, a ramp from
-    /// `x0`), or the level of their least (`δ = 0`). A ramp from `x0` alone
-    /// exceeds `g` with probability `e^(−g)` without one (every `ρ_k`
-    /// exceeds `k g / Σ k`); the offset `a` takes in a ramp that began
-    /// before the run of the CUSUM did. A sharper bound on one-sided
+    /// A ramp of `δ` per sample puts sample `x0 + k` at least `kδ` above
+    /// the floor, so its largest `δ` is `min ρ_k / k` (residuals `ρ` in
+    /// units of `θ`) and the ratio `δ Σ k`. Without a ramp every `ρ_k`
+    /// exceeds `k x` with probability `e^(−k x)`, so the ratio exceeds `g`
+    /// with probability `e^(−g)` exactly: a sharper bound on one-sided
     /// delays than the Chernoff bound of the weighted sum
     /// (`Tuning::ramp_tail`), which held a 0.74 % longer period under
-    /// exponential delays of 1.2 % of a period back by 14 samples. The
-    /// level step (a lift `L` from the newest `m` on, ratio `m · min ρ`
-    /// over them, the best over `m`) lifts the samples too, but not more
-    /// with `k`. `(0, 0)` where a sample lies on or below the floor or has
-    /// no scale.
+    /// exponential delays of 1.2 % of a period back by 14 samples. A level
+    /// step (a lift `L` from the newest `m` on, ratio `m · min ρ` over
+    /// them, the best over `m`) lifts the samples too, but not more with
+    /// `k`. (A rising line with an offset, a ramp begun before the run,
+    /// told a rate wandering over 15-40 s under gamma delays as steps and
+    /// cut its history: `a_rate_wandering_faster_than_the_history_grows_is_forgotten_in_time`.)
+    /// `(0, 0)` where a sample lies on or below the floor or has no scale.
     #[inline(never)]
     fn floor_lift(&self, after: usize, x0: f64) -> (f64, f64) {
-        let at = |j: usize| self.samples[(self.len - 1 - j) % RAMP_STARTS];
-        // Newest first: the level steps, the steepest ramp from `x0`.
         let (mut least, mut level, mut steepest, mut sum_k) =
             (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0);
         for j in 0..after {
-            let (x, _, rho) = at(j);
+            let (x, _, rho) = self.samples[(self.len - 1 - j) % RAMP_STARTS];
             let k = x - x0;
             if !(k > 0.0 && rho > 0.0) {
                 return (0.0, 0.0);
@@ -341,34 +337,10 @@ impl Ramp {
             steepest = steepest.min(rho / k);
             sum_k += k;
         }
-        if after == 0 || !steepest.is_finite() {
-            return (0.0, 0.0);
+        match steepest.is_finite() {
+            true => (steepest * sum_k, level),
+            false => (0.0, 0.0),
         }
-        let m = after as f64;
-        let mut best = (steepest * sum_k).max(least * m);
-        // Oldest first: the lower hull's edges (monotone chain).
-        let mut hull = [(0.0f64, 0.0f64); RAMP_STARTS];
-        let mut h = 0;
-        for j in (0..after).rev() {
-            let (x, _, rho) = at(j);
-            let p = (x - x0, rho);
-            while h >= 2 && {
-                let (a, b) = (hull[h - 2], hull[h - 1]);
-                (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0) <= 0.0
-            } {
-                h -= 1;
-            }
-            hull[h] = p;
-            h += 1;
-        }
-        for e in hull[..h].windows(2) {
-            let slope = (e[1].1 - e[0].1) / (e[1].0 - e[0].0);
-            let a = e[0].1 - slope * e[0].0;
-            if slope >= 0.0 && a >= 0.0 {
-                best = best.max(m * a + slope * sum_k);
-            }
-        }
-        (best, level)
     }
 }
 
