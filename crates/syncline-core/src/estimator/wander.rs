@@ -73,7 +73,7 @@
 //! [`RING`] values, in a buffer allocated once.
 //! Measured on the bench's stream (`examples/estimator_instructions.rs`):
 //! about 50 instructions per update for the screen and 40 for the forget
-//! test ([`Wander::forget`]) of the 1,308 `update` costs.
+//! test ([`Wander::forget`]) of the 1,307 `update` costs.
 
 use super::changes::Seg;
 use super::fit::Point;
