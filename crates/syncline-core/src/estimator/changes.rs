@@ -1300,8 +1300,7 @@ mod tests {
         let mut c = Changes::default();
         for n in 0..20_000 {
             // Exponential delays less their mean, in their mean.
-            let u = (noise(&mut s) / 3f64.sqrt() + 1.0) / 2.0;
-            let e = -(1.0 - u).max(1e-12).ln() - 1.0;
+            let e = exponential(&mut s) - 1.0;
             assert_eq!(c.ramp(n, e * sd, (sd, sd, 0.0), &t), None, "sample {n}");
         }
         // A ramp of 0.3 deviations per sample from sample 1000 (a 2 Hz
