@@ -2020,10 +2020,16 @@ impl Estimator {
         let gathered = |tick: f64| {
             // The samples' own times at the expected period: on a stream
             // whose period is close to a whole number of ticks they gather
-            // too, without any quantisation.
+            // too, without any quantisation. Those of the bursts' last
+            // samples alone: where samples come in packets, each packet
+            // arrives when its last sample is ready, and packets whose
+            // length is close to a whole number of ticks (a USB adapter's 5
+            // samples of 1.337 ms, 6.686 ms, on a 3.333 ms tick) gather the
+            // arrivals' phases on that tick without any grid.
             let times =
                 |pt: &Point| (p * pt.n.saturating_sub(first.n) as f64).rem_euclid(tick) / tick;
-            self.phases_gather(from, &arrival(tick)) && !self.phases_gather(from, &times)
+            self.phases_gather(self.points_after(from), &arrival(tick))
+                && !self.phases_gather(self.burst_ends(from, p), &times)
         };
         let Some(tick) = HOST_TICKS
             .into_iter()
@@ -2032,7 +2038,7 @@ impl Estimator {
         else {
             return;
         };
-        let (mean, _) = self.phase_mean(from, &arrival(tick));
+        let (mean, _) = self.phase_mean(self.points_after(from), &arrival(tick));
         self.clock.soft_tick = Some((
             tick,
             first.q.saturating_add(round(mean.rem_euclid(1.0) * tick)),
@@ -2057,13 +2063,15 @@ impl Estimator {
         d.min(1.0 - d) > near
     }
 
-    /// Whether `Tuning::soft_tick_share` of the fit's points after number
-    /// `from` have a `phase` (in turns) within `Tuning::soft_tick_near` of their
-    /// circular mean.
-    fn phases_gather(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> bool {
-        let (mean, count) = self.phase_mean(from, phase);
-        let near = self
-            .points_after(from)
+    /// Whether `Tuning::soft_tick_share` of the points `pts` have a `phase`
+    /// (in turns) within `Tuning::soft_tick_near` of their circular mean.
+    fn phases_gather<'a>(
+        &self,
+        pts: impl Iterator<Item = &'a Point> + Clone,
+        phase: &dyn Fn(&Point) -> f64,
+    ) -> bool {
+        let (mean, count) = self.phase_mean(pts.clone(), phase);
+        let near = pts
             .filter(|pt| {
                 let d = (phase(pt) - mean).rem_euclid(1.0);
                 d.min(1.0 - d) <= self.cfg.tuning.soft_tick_near
@@ -2073,15 +2081,32 @@ impl Estimator {
     }
 
     /// The fit's points numbered after `from`, oldest first.
-    fn points_after(&self, from: i64) -> impl Iterator<Item = &Point> {
-        self.fit.points().filter(move |pt| pt.n > from)
+    fn points_after(&self, from: i64) -> impl Iterator<Item = &Point> + Clone {
+        self.fit.history().iter().filter(move |pt| pt.n > from)
     }
 
-    /// The circular mean (in turns) of the `phase` of the fit's points
-    /// after number `from`, and how many there are.
-    fn phase_mean(&self, from: i64, phase: &dyn Fn(&Point) -> f64) -> (f64, usize) {
+    /// The fit's points numbered after `from` that end a burst: the next
+    /// one arrived `Tuning::burst_gap` of the period `p` or more after it
+    /// (or there is none), oldest first.
+    fn burst_ends(&self, from: i64, p: f64) -> impl Iterator<Item = &Point> + Clone {
+        let (h, gap) = (self.fit.history(), self.cfg.tuning.burst_gap * p);
+        h.iter().enumerate().filter_map(move |(i, pt)| {
+            let end = h
+                .get(i + 1)
+                .is_none_or(|next| next.q.saturating_sub(pt.q) as f64 >= gap);
+            (pt.n > from && end).then_some(pt)
+        })
+    }
+
+    /// The circular mean (in turns) of the `phase` of the points `pts`, and
+    /// how many there are.
+    fn phase_mean<'a>(
+        &self,
+        pts: impl Iterator<Item = &'a Point>,
+        phase: &dyn Fn(&Point) -> f64,
+    ) -> (f64, usize) {
         let (mut c, mut s, mut count) = (0.0, 0.0, 0usize);
-        for pt in self.points_after(from) {
+        for pt in pts {
             let angle = phase(pt) * std::f64::consts::TAU;
             c += angle.cos();
             s += angle.sin();
