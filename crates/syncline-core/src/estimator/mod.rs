@@ -1825,6 +1825,13 @@ impl Estimator {
                 r0 = r0.min(r_first);
             }
         }
+        // On a quantised arrival clock each arrival waited up to a tick for
+        // its stamp, the one before it too: a gap up to a tick longer than
+        // a period says nothing of a loss (a 4.4 ms period on a 4 ms tick
+        // has gaps of 8 ms each time the phase goes round).
+        if let Some(tick) = self.fit.quantised_tick {
+            r0 -= tick;
+        }
         let m = (r0 / p).round();
         let max_gap = (self.cfg.window.as_nanos() as f64 / p).max(1.0);
         // Within the jitter the young samples have shown above their floor
