@@ -174,13 +174,17 @@ def draw(kind, seed):
         step = 1 + rng.choice([-1, 1]) * rng.uniform(0.005, 0.05)
         p.update(step=round(step, 4))
     t0 = rng.randint(1_700_000_000, 1_760_000_000) * 10**9
-    true, t, per = [], float(t0), period * (1 + ppm * 1e-6)
+    # The times since t0 in a float, the true times in integer ns: a float
+    # of epoch ns holds them to 256 ns only, and summing the periods there
+    # rounded each to a multiple of 256 ns (a lattice that an estimator
+    # computing in epoch floats, as Rock's does, lands on exactly).
+    true, t, per = [], 0.0, period * (1 + ppm * 1e-6)
     for k in range(n):
-        true.append(round(t))
+        true.append(t0 + round(t))
         rate = 1.0
         if wander:
             amp, tau, ph = wander
-            rate += amp * 1e-6 * math.sin(2 * math.pi * (t - t0) / (tau * 1e9) + ph)
+            rate += amp * 1e-6 * math.sin(2 * math.pi * t / (tau * 1e9) + ph)
         if step_at is not None and k + 1 == step_at:
             per *= step
         t += per * rate
