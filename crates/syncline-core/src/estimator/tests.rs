@@ -3930,9 +3930,30 @@ fn usb_timer_stream_law(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
     let scale = 0.01 * 50f64.powf(rng.next()) * p as f64;
     let law = (3.0 * rng.next()) as u32;
     let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
-    let n = 1500;
-    let times: Vec<i64> = (0..n).map(|k| T0 + k as i64 * p).collect();
-    let ready: Vec<i64> = times
+    let (times, ready) = ready_by_law(1500, p, latency, (law, scale), &mut rng);
+    let samples = usb_adapter(&times, &ready, m, timer, &mut rng);
+    let law = LAWS[law as usize];
+    let what =
+        format!("period {p} ns, packets of {m}, timer {timer} ns, {law} jitter of {scale:.0} ns");
+    (p, what, samples)
+}
+
+/// The jitter laws of [`ready_by_law`], by number.
+const LAWS: [&str; 3] = ["uniform", "gaussian", "exponential"];
+
+/// The times of `n` samples of period `p` ns and when each is ready:
+/// `latency` ns plus a delay under the jitter law `law` ([`LAWS`]: uniform
+/// over `scale` ns, Gaussian of mean `scale` and deviation a third of it,
+/// exponential of mean `scale`).
+fn ready_by_law(
+    n: i64,
+    p: i64,
+    latency: i64,
+    (law, scale): (u32, f64),
+    rng: &mut Rng,
+) -> (Vec<i64>, Vec<i64>) {
+    let times: Vec<i64> = (0..n).map(|k| T0 + k * p).collect();
+    let ready = times
         .iter()
         .map(|&t| {
             let d = match law {
@@ -3943,11 +3964,7 @@ fn usb_timer_stream_law(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
             t + latency + d as i64
         })
         .collect();
-    let samples = usb_adapter(&times, &ready, m, timer, &mut rng);
-    let law = ["uniform", "gaussian", "exponential"][law as usize];
-    let what =
-        format!("period {p} ns, packets of {m}, timer {timer} ns, {law} jitter of {scale:.0} ns");
-    (p, what, samples)
+    (times, ready)
 }
 
 /// On USB-timer streams of any jitter law ([`usb_timer_stream_law`]), the
@@ -4017,21 +4034,11 @@ fn packets_near_a_tick(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
     let ticks = 1.0 + (3.0 * rng.next()).floor();
     let p = (ticks * tick * (1.0 + 0.006 * (rng.next() - 0.5)) / m as f64) as i64;
     let scale = 0.01 * 10f64.powf(rng.next()) * p as f64;
-    let uniform = rng.next() < 0.5;
-    let times: Vec<i64> = (0..1500).map(|k| T0 + k as i64 * p).collect();
-    let ready: Vec<i64> = times
-        .iter()
-        .map(|&t| {
-            let d = if uniform {
-                (scale * rng.next()) as i64
-            } else {
-                rng.exp(scale)
-            };
-            t + 1_000_000 + d
-        })
-        .collect();
+    // Uniform or exponential.
+    let law = if rng.next() < 0.5 { 0 } else { 2 };
+    let (times, ready) = ready_by_law(1500, p, 1_000_000, (law, scale), &mut rng);
     let samples = usb_adapter(&times, &ready, m, 3 * m as i64 * p, &mut rng);
-    let law = if uniform { "uniform" } else { "exponential" };
+    let law = LAWS[law as usize];
     let what = format!(
         "period {p} ns, packets of {m} near {ticks} ticks of {tick:.0} ns, {law} jitter of {scale:.0} ns"
     );
