@@ -3877,12 +3877,7 @@ fn usb_timer_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
     let timer = ((1.0 + 15.0 * rng.next()) * 1e6) as i64;
     let jitter = 0.01 * 50f64.powf(rng.next()) * p as f64;
     let latency = ((0.1 + 1.9 * rng.next()) * 1e6) as i64;
-    let n = 1000;
-    let times: Vec<i64> = (0..n).map(|k| T0 + k as i64 * p).collect();
-    let ready: Vec<i64> = times
-        .iter()
-        .map(|&t| t + latency + rng.exp(jitter))
-        .collect();
+    let (times, ready) = ready_by_law(1000, p, latency, (2, jitter), &mut rng);
     let samples = usb_adapter(&times, &ready, m, timer, &mut rng);
     let what = format!(
         "period {p} ns, packets of {m}, timer {timer} ns, exponential jitter of {jitter:.0} ns"
