@@ -581,6 +581,16 @@ impl LineFit {
         usize::try_from(self.free_cnt).unwrap_or(0)
     }
 
+    /// The most points the history holds: its longest span
+    /// (`history_factor` windows) over the floor's period, at most its
+    /// capacity (the capacity without a floor).
+    pub fn longest_points(&self) -> usize {
+        match self.floor {
+            Some(f) if f.slope > 0.0 => (self.span as f64 / f.slope).min(self.cap as f64) as usize,
+            _ => self.cap,
+        }
+    }
+
     /// Capacity in points.
     pub fn capacity(&self) -> usize {
         self.cap

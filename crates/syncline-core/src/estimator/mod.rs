@@ -2207,8 +2207,12 @@ impl Estimator {
                     mu
                 }
             };
-            if change || !reach.is_finite() || self.fit.free_len() < self.cfg.tuning.ramp_min_points
-            {
+            // (A history shorter than that, a slow sensor's within its
+            // `history_factor` windows, is tested from half its length.)
+            let free = self.fit.free_len();
+            let young =
+                free < self.cfg.tuning.ramp_min_points && free < self.fit.longest_points() / 2;
+            if change || !reach.is_finite() || young {
                 self.changes.ramp_off();
             } else {
                 let excess = self.ramp_excess(p, r, mu);

@@ -528,7 +528,9 @@ pub struct Tuning {
     /// The fewest free points of the history for the ramp test, as `breach_min_points`: on a
     /// younger line the residual statistics (from its last rebuild) are too rough (a gaussian
     /// draw with jitter of two periods, seed 203109, was cut at its 57th sample, 2.2 x its
-    /// RMS).
+    /// RMS). At most half of the most points the history holds (`history_factor` windows
+    /// over the period): a slow sensor's history never reaches 64 points with a 5 s window
+    /// (`slow_sensors_with_a_short_history_are_tested_for_ramps`).
     pub ramp_min_points: usize,
     /// Under one-sided delays (not least squares) the ramp's weighted sum must also reach
     /// this many times its largest weight, in the delays' tail scale: the sum of weighted
