@@ -2266,9 +2266,16 @@ impl Estimator {
         }
         self.fit.push(p, self.max_span);
         if self.wander.push(p) {
+            // Not with reference pulses (a better source), nor on a
+            // quantised arrival clock: a period near a whole number of its
+            // ticks makes the arrivals' phase on the tick drift and wrap (a
+            // beat), second differences the wander test reads as a rate
+            // that wanders, and the tracker then followed the arrivals'
+            // sawtooth.
             let period = self.period_f();
-            self.wander
-                .check(period.filter(|_| self.st.references == 0));
+            self.wander.check(
+                period.filter(|_| self.st.references == 0 && self.fit.quantised_tick.is_none()),
+            );
         }
         if !self.matured {
             self.matured = self.fit.free_len() >= self.cfg.tuning.young;

@@ -5014,6 +5014,46 @@ fn a_tick_near_the_period_makes_no_false_losses() {
     assert!(lossy.is_empty(), "{lossy:#?}");
 }
 
+/// A period just short of a whole number of ticks of a quantised arrival
+/// clock (2-4 ticks of 1-10 ms, short by 0.5-3 % of a tick) makes the
+/// arrivals' phase on the tick drift and wrap: gaps of k ticks, and one of
+/// k − 1 each time the phase goes round (a beat). Its second differences
+/// look like a rate that wanders, and the wander test took them for one:
+/// the tracker then followed the arrivals' sawtooth
+/// (`scripts/family_draws.py --seed 13 --kinds mixed --first 88 --draws 1`,
+/// a 27.23 ms period on a 9.19 ms tick: 4.8 x Rock's RMS, 1.8 x without the
+/// tracker). While the tick is known the wander test is not run: of 16
+/// such streams, none that ends with its tick known is taken for a
+/// wandering rate (two were, with RMS errors 1.8-2.1 x those without the
+/// tracker). (These beats remain a known limit: the ramp test reads the
+/// sawtooth between wraps as a longer period, docs/stamp.md.)
+#[test]
+fn a_beat_of_the_period_on_a_quantised_clock_is_no_wandering_rate() {
+    let mut failed = Vec::new();
+    for seed in 1..=16u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let tick = [1_000_000, 2_000_000, 4_000_000, 10_000_000][(4.0 * rng.next()) as usize];
+        let k = 2 + (3.0 * rng.next()) as i64;
+        let p = k * tick - (tick as f64 * (0.005 + 0.025 * rng.next())) as i64;
+        let mean = p as f64 * (0.01 + 0.02 * rng.next());
+        let phase = (tick as f64 * rng.next()) as i64;
+        let s = f64_quantised_arrivals(&mut rng, 2000, p, 1.0, (tick, phase), |rng| {
+            1_000_000 + rng.exp(mean)
+        });
+        let mut e = est(Some(p));
+        for &(_, q) in &s {
+            e.update(ts(q)).unwrap();
+        }
+        let st = e.status();
+        if st.arrival_tick_ns.is_some() && st.wandering {
+            failed.push(format!(
+                "seed {seed}: period {p} ns, tick {tick} ns: {st:?}"
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
 /// A stream of 3000 samples under uniform (bounded) delays (kind `uniform`
 /// of `scripts/family_draws.py`): a period of 1-50 ms with a constant rate
 /// error of up to 100 ppm, a latency of 0.2-2 ms and delays uniform over
