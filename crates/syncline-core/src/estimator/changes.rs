@@ -409,7 +409,14 @@ impl Changes {
     /// `period` is the line's slope. Returns how many of the newest points
     /// to keep when the period stepped.
     #[inline(always)]
-    pub fn slope_step(&mut self, pts: &[Point], period: f64, t: &Tuning) -> Option<usize> {
+    pub fn slope_step(
+        &mut self,
+        pts: &[Point],
+        period: f64,
+        tick: f64,
+        t: &Tuning,
+    ) -> Option<usize> {
+        self.slope.tick = tick;
         self.slope.observe(pts, period, t)
     }
 
@@ -652,6 +659,9 @@ pub(super) struct SlopeSteps {
     sources: [Option<u8>; STEP_WINDOWS],
     /// Per window length of `Tuning::step_windows`, its halves.
     windows: [Halves; STEP_WINDOWS],
+    /// The arrival clock's tick (ns; 0 where the arrivals are not
+    /// quantised): see [`Self::test`].
+    tick: f64,
 }
 
 /// The number of window lengths of the slope test (`Tuning::step_windows`).
@@ -703,6 +713,7 @@ impl Default for SlopeSteps {
             block_len: 1,
             sources: [None; STEP_WINDOWS],
             windows: [Halves::default(); STEP_WINDOWS],
+            tick: 0.0,
         }
     }
 }
@@ -930,6 +941,24 @@ impl SlopeSteps {
         let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
         if d <= t.step_t * se || se.is_nan() {
             return None;
+        }
+        // On a quantised arrival clock each arrival is off its ready time
+        // by up to a tick, and not at random: a period just short of a
+        // whole number of ticks drifts the phase through the tick and
+        // wraps it (a beat), a sawtooth that the segments' own scatter
+        // does not show. Errors within half a tick of a segment's line
+        // move its least-squares slope by at most `1.5 tick / m` (`Σ|x −
+        // x̄| / Σ(x − x̄)²` is `3 / m`), and a segment holding `w` whole
+        // turns of the phase about `w` times less: a difference within
+        // twice that is no step. Without the bound, beats read as steps
+        // at every wrap (6-39 false changes over 2,000 samples, the
+        // period locked to a whole number of ticks).
+        if self.tick > 0.0 {
+            let f = (period / self.tick).fract();
+            let turns = (m as f64 * f.min(1.0 - f)).max(1.0);
+            if d <= 3.0 * self.tick / (m as f64 * turns) {
+                return None;
+            }
         }
         // The samples the window spans in the history (its numbers
         // increase: the first is found by bisection; one trimmed off ends

@@ -2313,7 +2313,12 @@ impl Estimator {
             && settled
             && self.matured
             && let Some(f) = self.fit.active()
-            && let Some(s) = self.changes.slope_step(self.fit.history(), f.slope, t)
+            && let Some(s) = self.changes.slope_step(
+                self.fit.history(),
+                f.slope,
+                self.fit.quantised_tick.unwrap_or(0.0),
+                t,
+            )
         {
             (change, level_kept, span) = (true, true, s);
         }

@@ -5017,18 +5017,22 @@ fn a_tick_near_the_period_makes_no_false_losses() {
 /// A period just short of a whole number of ticks of a quantised arrival
 /// clock (2-4 ticks of 1-10 ms, short by 0.5-3 % of a tick) makes the
 /// arrivals' phase on the tick drift and wrap: gaps of k ticks, and one of
-/// k − 1 each time the phase goes round (a beat). Its second differences
-/// look like a rate that wanders, and the wander test took them for one:
-/// the tracker then followed the arrivals' sawtooth
+/// k − 1 each time the phase goes round (a beat). Its sawtooth fooled two
+/// stages. The wander test read its second differences as a wandering
+/// rate, and the tracker followed the sawtooth
 /// (`scripts/family_draws.py --seed 13 --kinds mixed --first 88 --draws 1`,
 /// a 27.23 ms period on a 9.19 ms tick: 4.8 x Rock's RMS, 1.8 x without the
-/// tracker). While the tick is known the wander test is not run: of 16
-/// such streams, none that ends with its tick known is taken for a
-/// wandering rate (two were, with RMS errors 1.8-2.1 x those without the
-/// tracker). (These beats remain a known limit: the ramp test reads the
-/// sawtooth between wraps as a longer period, docs/stamp.md.)
+/// tracker): it is not run while the tick is known. The slope test read
+/// the segments between wraps as period steps (6-39 false changes per
+/// stream, the period locked to k ticks on some): a slope difference within
+/// what the tick can make is no step (`SlopeSteps::test`). Of 16 such
+/// streams, those that end with their tick known (9; the others' phase
+/// turns too slowly for the tick to be taken, a known limit) are not taken
+/// for a wandering rate and are estimated within 5 % of a tick RMS after
+/// the first 300 samples (at most 1.7 %; 17-96 % with the slope test blind to
+/// the tick).
 #[test]
-fn a_beat_of_the_period_on_a_quantised_clock_is_no_wandering_rate() {
+fn a_beat_of_the_period_on_a_quantised_clock_is_neither_wander_nor_step() {
     let mut failed = Vec::new();
     for seed in 1..=16u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
@@ -5041,13 +5045,19 @@ fn a_beat_of_the_period_on_a_quantised_clock_is_no_wandering_rate() {
             1_000_000 + rng.exp(mean)
         });
         let mut e = est(Some(p));
-        for &(_, q) in &s {
-            e.update(ts(q)).unwrap();
-        }
+        let errs = errors(&mut e, &s);
+        let m = median(&errs[300..]);
+        let rms = (errs[300..]
+            .iter()
+            .map(|&x| ((x - m) as f64).powi(2))
+            .sum::<f64>()
+            / (errs.len() - 300) as f64)
+            .sqrt();
         let st = e.status();
-        if st.arrival_tick_ns.is_some() && st.wandering {
+        if st.arrival_tick_ns.is_some() && (st.wandering || rms > 0.05 * tick as f64) {
             failed.push(format!(
-                "seed {seed}: period {p} ns, tick {tick} ns: {st:?}"
+                "seed {seed}: period {p} ns, tick {tick} ns: RMS {:.0} us, {st:?}",
+                rms / 1e3
             ));
         }
     }
