@@ -627,7 +627,8 @@ impl Changes {
 /// 1.2, see the tests). A slope change smaller than `Tuning::step_min`
 /// of the period is a wandering rate (a crystal's, at most a few hundred
 /// ppm), not a step: the line's forgetting and the wander tracker follow
-/// it.
+/// it. On a quantised arrival clock, neither is one the tick's own
+/// errors can make (see [`Self::test`]).
 ///
 /// Each window length keeps the least-squares sums of its halves (`m / 2`
 /// free samples each) as they fill, and of its newest pairs of halves (the

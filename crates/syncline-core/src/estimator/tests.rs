@@ -3490,9 +3490,9 @@ fn longer_periods_under_one_sided_delays_are_told_by_the_lift() {
 /// the step, in steps, is never worse than with the ramp test off
 /// (`Tuning::ramp_t` at 0) and at least 20 % smaller in all (27 % here;
 /// 15 % tested from 64 points only, when the ramp ran only where a history
-/// outgrew its span between trims). `--kinds period_step` with a 5 s
-/// window (seeds 2, 11, 13, 17): 20 of 560 draws missed, 18 now (1111041:
-/// 1.76 to 0.71 x Rock's RMS).
+/// outgrew its span between trims). `scripts/family_draws.py --kinds
+/// period_step --window-ns 5000000000` (seeds 2, 11, 13, 17): 20 of 560
+/// draws missed, 18 now (1111041: 1.76 to 0.71 x Rock's RMS).
 #[test]
 fn slow_sensors_with_a_short_history_are_tested_for_ramps() {
     let (mut on_sum, mut off_sum, mut failed, mut slow) = (0.0, 0.0, Vec::new(), 0);
@@ -5045,14 +5045,7 @@ fn a_beat_of_the_period_on_a_quantised_clock_is_neither_wander_nor_step() {
             1_000_000 + rng.exp(mean)
         });
         let mut e = est(Some(p));
-        let errs = errors(&mut e, &s);
-        let m = median(&errs[300..]);
-        let rms = (errs[300..]
-            .iter()
-            .map(|&x| ((x - m) as f64).powi(2))
-            .sum::<f64>()
-            / (errs.len() - 300) as f64)
-            .sqrt();
+        let rms = debiased_rms(&errors(&mut e, &s)[300..]);
         let st = e.status();
         if st.arrival_tick_ns.is_some() && (st.wandering || rms > 0.05 * tick as f64) {
             failed.push(format!(
