@@ -15,10 +15,12 @@
 //! minimum latency and otherwise only ever positive (one-sided: the
 //! transport, a driver's queue, a stall). Each stage owns its state:
 //!
-//! 1. **Numbering** (this file, `loss.rs`, `counter.rs`): which sample
-//!    number the arrival is. The device counter decides when there is one
-//!    (`counter::Counter`); else an announced loss
-//!    ([`Estimator::update_loss`]); else inference from the arrival
+//! 1. **Numbering** (this file, `loss.rs`, `counter.rs`, `packets.rs`):
+//!    which sample number the arrival is. The device counter decides when
+//!    there is one (`counter::Counter`); else an announced loss
+//!    ([`Estimator::update_loss`]); else, where the bursts show packets of
+//!    one size, the packets' lattice (`packets::Packets`: a short packet
+//!    lost the rest of its samples); else inference from the arrival
 //!    against the clock line: a sample late by whole periods is either
 //!    the first after lost samples or a delayed one.
 //! 2. **The clock line** (`fit.rs`): period and offset fitted on the
@@ -67,8 +69,10 @@
 //!   A drain watch under way meets the arrival first (`watch_drain`).
 //! - `number_and_estimate`, the stages proper:
 //!   `packet_held` (the sample before this one waited for it in a
-//!   packet); `confirm_pending` (stage 1, confirmation: this arrival
-//!   settles the pending sample's number, `resolve_and_commit`, which
+//!   packet); `confirm_pending` (stage 1, confirmation: where this
+//!   arrival starts a burst, `packet_end` numbers the bursts on the
+//!   packets' lattice; this arrival settles the pending sample's number,
+//!   `resolve_and_commit`, which
 //!   then enters stages 2 and 3 in `commit`); `queued_behind` (a burst
 //!   after a stall); `number_arrival` (stage 1, on arrival:
 //!   `infer_number`, `track_link`); `note_gap` (stage 4); `estimate_at`
@@ -81,7 +85,10 @@
 //!
 //! A gap's samples are taken for lost or for a delay in
 //! `Estimator::infer_number`, on arrival, in this order: the device
-//! counter's step; announced losses that fit the gap; a backlog draining
+//! counter's step; announced losses that fit the gap; in packets of one
+//! size, the packets' lattice (`Estimator::number_packets`, which also
+//! numbers a short packet's last sample at its packet's end when the next
+//! burst starts); a backlog draining
 //! at a link's interval (`link_losses`); else the odds of a loss against
 //! a delay (the evidence of earlier resolved gaps, `loss::LossEvidence`,
 //! and the jitter the fit has seen) against the loss threshold. An
@@ -129,7 +136,7 @@
 //! ```
 
 // The stages (see the module documentation): numbering (here, `loss`,
-// `counter`), the clock line (`fit`, `wander`), changes (`changes`), a
+// `counter`, `packets`), the clock line (`fit`, `wander`), changes (`changes`), a
 // quantised arrival clock (`quant`), reference pulses (`reference`), the
 // output (`output`); the public types (`config`) and the tuning values
 // (`tuning`).
@@ -140,6 +147,7 @@ mod fit;
 mod history;
 mod loss;
 mod output;
+mod packets;
 mod quant;
 mod reference;
 mod tuning;
@@ -152,6 +160,7 @@ pub use fit::FitMode;
 use fit::{Line, LineFit, Point, round};
 use loss::{LossEvidence, STALL_LENGTHS};
 use output::Monotone;
+use packets::{LATTICE_REACH, Lattice, Packets};
 use quant::ArrivalClock;
 use reference::Pulses;
 pub use tuning::Tuning;
@@ -419,6 +428,12 @@ pub struct Estimator {
     /// first arrival and how many samples it holds so far (see
     /// [`Self::infer_early`]).
     burst: Option<(i64, u32)>,
+    /// The newest bursts, the packets' lattice they show and the newest
+    /// number on it (see [`Self::packet_end`]).
+    packets: Packets,
+    /// The number [`Self::packet_end`] gave the arriving sample (the first
+    /// of a packet), if any: taken by [`Self::number_arrival`].
+    packet_next: Option<i64>,
     /// Set by a restart after a gap longer than the window that numbered
     /// the samples on past it: the next arrival tells whether that was a
     /// pause (see [`Self::note_gap_restart`]).
@@ -554,6 +569,8 @@ impl Estimator {
             arrival_alt: None,
             last_arrival: None,
             burst: None,
+            packets: Packets::default(),
+            packet_next: None,
             gap_restart: false,
             back_run: 0,
             back_last: 0,
@@ -1014,7 +1031,10 @@ impl Estimator {
     /// ([`Self::watch_loss`]).
     #[inline(always)]
     fn confirm_pending(&mut self, q: i64, index: Option<u64>, since_last: Option<i64>) {
-        if let Some(p) = self.pending.take() {
+        if let Some(mut p) = self.pending.take() {
+            if let Some(gap) = since_last {
+                self.packet_end(&mut p, q, gap);
+            }
             self.resolve_and_commit(p, q);
             if self.step_run.len >= self.cfg.tuning.renumber_run {
                 self.renumber_steps();
@@ -1022,6 +1042,138 @@ impl Estimator {
         }
         if self.loss_watch.is_some() {
             self.watch_loss(q, index, since_last);
+        }
+    }
+
+    /// Stage 1, numbering (packets; see the `packets` module): the arrival
+    /// `q`, `gap` after the pending sample `pd`, starts a new burst. The
+    /// burst `pd` ends is recorded; where the newest bursts show packets of
+    /// one size, the bursts are numbered on the packets' lattice
+    /// ([`Self::number_packets`]). Not with a device counter (which numbers
+    /// every sample) or announcements (which number the losses), nor on a
+    /// quantised arrival clock (whose tick bunches samples too), after an
+    /// ambiguous gap (whose verdict is still to come) or during a drain.
+    #[inline(always)]
+    fn packet_end(&mut self, pd: &mut Pending, q: i64, gap: i64) {
+        let Some((first, k)) = self.burst else {
+            return;
+        };
+        // (The steady path of a stream without bursts ends here.)
+        if k == 1 && self.packets.idle() {
+            return;
+        }
+        // The expected period where there is one: losses the numbering
+        // missed lengthen the fit's (a tenth lost, a tenth longer).
+        let Some(p) = self.expected.or_else(|| self.period_f()) else {
+            return;
+        };
+        if (gap as f64) < self.cfg.tuning.burst_gap * p || self.fit.quantised_tick.is_some() {
+            return;
+        }
+        let lattice = self
+            .packets
+            .note(first, k, q, p, self.cfg.tuning.packet_tol);
+        let Some(lattice) = lattice else {
+            return;
+        };
+        if k <= lattice.m
+            && pd.alt.is_none()
+            && !pd.drained
+            && !self.draining
+            && self.counter.last.is_none()
+            && self.st.losses_announced == 0
+        {
+            self.number_packets(pd, first, k, q, lattice);
+        }
+    }
+
+    /// [`Self::packet_end`] for a burst of `k` samples, the first arriving
+    /// at `first`; the next burst starts at `q`. The burst's packet is the
+    /// one nearest its start on the lattice, numbered from the newest
+    /// burst numbered on it (`Packets::memory`; without one, from the
+    /// number the burst's first sample was given). Where the next burst
+    /// starts on the lattice (within `Tuning::packet_tol` of a period of
+    /// its packet's time), a burst short of a whole packet lost the rest:
+    /// its last sample takes the packet's last number (counted as losses
+    /// and as a revision), unless it was numbered later; a short burst
+    /// followed off the lattice may be a packet a latency timer sent
+    /// early. The next burst's first sample takes its packet's first
+    /// number where it starts on the lattice, or is the next packet after
+    /// a whole one; else it is judged as any arrival (a stall of a packet
+    /// or more, by the loss stage).
+    #[cold]
+    fn number_packets(&mut self, pd: &mut Pending, first: i64, k: u32, q: i64, l: Lattice) {
+        let mm = i64::from(l.m);
+        let given = pd.point.n.saturating_sub(i64::from(k) - 1);
+        let (w, on) = l.place(first);
+        let (w_next, close) = l.place(q);
+        // The memory's packet on this lattice, within reach of this burst's
+        // (a memory off this lattice is of another one: a latency timer's
+        // packets shift the bursts by their short packets).
+        let memory = self.packets.memory.and_then(|(n, at)| {
+            let (wm, on) = l.place(at);
+            let d = w.saturating_sub(wm);
+            (on && (0..=LATTICE_REACH).contains(&d)).then_some((n, wm))
+        });
+        let (base_n, base_w) = memory.unwrap_or((given, w));
+        let number = |wx: i64| base_n.saturating_add(wx.saturating_sub(base_w).saturating_mul(mm));
+        let own = number(w);
+        // A short burst where short bursts were followed off the lattice
+        // lately (a latency timer's, whose lone samples a jitter can bring
+        // near the lattice) is judged as any arrival, and the burst after
+        // it too.
+        if k < l.m && l.struck {
+            return self.keep_memory(memory, false, given, l.time(w));
+        }
+        if on && close && own >= given {
+            let end = own.saturating_add(mm - 1);
+            if end > pd.point.n {
+                self.st.losses_detected += end.saturating_sub(pd.point.n) as u64;
+                pd.point.n = end;
+            }
+        }
+        let n = match close {
+            // (A short burst off the lattice is no packet of it: a latency
+            // timer's lone sample.)
+            true if on || k == l.m => number(w_next),
+            // After a whole packet, the next one (off the lattice) starts
+            // at the number after its last.
+            false if k == l.m && w_next == w.saturating_add(1) => pd.point.n.saturating_add(1),
+            _ => {
+                // A short burst followed off the lattice (twice within
+                // `PACKET_RUN` bursts; once may be a jitter's tail): bursts
+                // paced by a latency timer (a lone sample it sent shifts
+                // the packets after it by a period), not packets of one
+                // size; learned again before the lattice numbers any burst.
+                if k < l.m && !close {
+                    self.packets.strike();
+                }
+                return self.keep_memory(memory, k == l.m, given, l.time(w));
+            }
+        };
+        // Whole packets lost before the next burst only where it starts
+        // on the lattice and the newest `CALM_RUN` bursts all did (else a long delay, a heavy
+        // tail's, may reach the packet after: the loss stage judges it
+        // against the stream's evidence of stalls and losses).
+        if w_next > w && (w_next == w.saturating_add(1) || (close && !l.strayed)) && n > pd.point.n
+        {
+            self.packet_next = Some(n);
+            // (Remembered only where the burst starts on the lattice.)
+            if close {
+                self.packets.memory = Some((n, l.time(w_next)));
+            }
+        } else {
+            self.keep_memory(memory, k == l.m, given, l.time(w));
+        }
+    }
+
+    /// Where [`Self::number_packets`] numbered no burst on the lattice: a
+    /// memory usable now stays; else a whole packet's first number `given`
+    /// and its packet's time `at` become it (a short one's first sample
+    /// may be any of its packet's).
+    fn keep_memory(&mut self, memory: Option<(i64, i64)>, whole: bool, given: i64, at: i64) {
+        if memory.is_none() && whole {
+            self.packets.memory = Some((given, at));
         }
     }
 
@@ -1069,6 +1221,14 @@ impl Estimator {
         queued: bool,
         counted: Option<i64>,
     ) -> (i64, u64) {
+        if let Some(n) = self.packet_next.take() {
+            let lost = self
+                .last_n
+                .map_or(0, |l| n.saturating_sub(l).saturating_sub(1).max(0));
+            self.st.losses_detected += lost as u64;
+            self.arrival_alt = None;
+            return (n, lost as u64);
+        }
         let link_losses =
             counted.or_else(|| since_last.and_then(|gap| self.link_losses(gap as f64)));
         let r0 = self
@@ -1400,6 +1560,7 @@ impl Estimator {
         self.young_anchor = None;
         self.matured = false;
         self.fit.clear();
+        self.packets.reset();
         self.pulses.restart(&self.cfg);
         self.forget_change_runs();
         self.clock.reset();

@@ -3248,6 +3248,102 @@ fn packets_are_fitted_on_their_last_samples() {
     }
 }
 
+/// A random stream in packets of a fixed size with losses inside them
+/// (`seed`): `m` = 2-8 samples per packet at a period of 0.5-100 ms, each
+/// ready after a latency of 0.1-2 ms plus a uniform or exponential delay of
+/// 1-30 % of the period, a packet sent when its last slot is ready whether
+/// or not every slot holds a sample; 1-10 % of the samples lost at random,
+/// unannounced and without a counter. Delivery is FIFO, 20-60 us apart.
+/// Returns the period, `m`, a description and the kept samples' `(number,
+/// arrival)`.
+fn lossy_packets(seed: u64) -> (i64, i64, String, Vec<(i64, i64)>) {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let p = (500_000.0 * 200f64.powf(r.next())) as i64;
+    let m = 2 + (r.next() * 7.0) as i64;
+    let loss = 0.01 + 0.09 * r.next();
+    let latency = 100_000 + (r.next() * 1_900_000.0) as i64;
+    let scale = p as f64 * 0.01 * 30f64.powf(r.next());
+    let exponential = r.next() < 0.5;
+    let n = 3000i64;
+    let ready: Vec<i64> = (0..n)
+        .map(|k| {
+            let d = if exponential {
+                r.exp(scale)
+            } else {
+                (r.next() * scale) as i64
+            };
+            T0 + k * p + latency + d
+        })
+        .collect();
+    let kept: Vec<i64> = (0..n).filter(|&k| k < 3 || r.next() >= loss).collect();
+    let mut last = 0;
+    let samples = kept
+        .into_iter()
+        .map(|k| {
+            let sent = ready[((k / m + 1) * m - 1).min(n - 1) as usize];
+            let q = if sent > last {
+                sent
+            } else {
+                last + 20_000 + (r.next() * 40_000.0) as i64
+            };
+            last = q;
+            (k, q)
+        })
+        .collect();
+    let law = if exponential {
+        "exponential"
+    } else {
+        "uniform"
+    };
+    let what = format!(
+        "period {p} ns, {m} per packet, {law} delays of {scale:.0} ns, {:.1} % lost",
+        100.0 * loss
+    );
+    (p, m, what, samples)
+}
+
+/// Losses inside packets of a fixed size ([`lossy_packets`]): a short
+/// packet arrives when its last slot is ready, so counted one after the
+/// other its samples end a number short, and its last sample (the free
+/// point) sits a period above the line: read as a hold, each such loss put
+/// the numbering a period behind for good (`scripts/family_draws.py --kinds
+/// mixed`: 23 of 53 draws of packets with unannounced losses worse than
+/// Rock's estimator). Numbered on the packets' lattice, a sample's number
+/// may be off only within its packet (where in a short packet its losses
+/// were is unknown): after the first 500 samples, the offset of the
+/// numbers from the true ones stays within `m − 1`. Without the lattice it
+/// drifts by each packet's losses (the first draw: by 191 numbers).
+///
+/// On every draw of uniform delays; under exponential ones, a packet's
+/// delay beyond `Tuning::packet_tol` now and then leaves a burst to the
+/// loss stage, which can number it a period off, and a short packet
+/// followed off the lattice is read as a latency timer's for a while
+/// (`Packets::strike`): 9 of the 100 draws here drift further (exponential
+/// delays of 5-33 % of the period).
+#[test]
+fn losses_inside_packets_keep_the_numbering_on_the_packets() {
+    let mut drifted = Vec::new();
+    for seed in 1..=100u64 {
+        let (p, m, what, samples) = lossy_packets(seed);
+        let mut e = est(Some(p));
+        let offsets: Vec<i64> = samples
+            .iter()
+            .map(|&(k, q)| k - e.update(ts(q)).unwrap().sample)
+            .collect();
+        let after = &offsets[500..];
+        let (lo, hi) = (after.iter().min().unwrap(), after.iter().max().unwrap());
+        if hi - lo > m - 1 {
+            assert!(
+                what.contains("exponential"),
+                "seed {seed}, {what}: number offsets {lo}..={hi}, {:?}",
+                e.status()
+            );
+            drifted.push(format!("seed {seed}, {what}: number offsets {lo}..={hi}"));
+        }
+    }
+    assert!(drifted.len() <= 10, "{drifted:#?}");
+}
+
 impl Rng {
     /// A Gamma(`shape`, 1) deviate, `shape >= 1` (Marsaglia and Tsang).
     fn gamma(&mut self, shape: f64) -> f64 {
