@@ -1038,6 +1038,8 @@ impl Estimator {
             self.resolve_and_commit(p, q);
             if self.step_run.len >= self.cfg.tuning.renumber_run {
                 self.renumber_steps();
+                // (Numbers on the lattice are of the numbering before.)
+                self.packet_next = None;
             }
         }
         if self.loss_watch.is_some() {
@@ -1070,10 +1072,8 @@ impl Estimator {
         if (gap as f64) < self.cfg.tuning.burst_gap * p || self.fit.quantised_tick.is_some() {
             return;
         }
-        let lattice = self
-            .packets
-            .note(first, k, q, p, self.cfg.tuning.packet_tol);
-        let Some(lattice) = lattice else {
+        let tol = self.cfg.tuning.packet_tol;
+        let Some(lattice) = self.packets.note(first, k, q, p, tol) else {
             return;
         };
         if k <= lattice.m
@@ -1100,7 +1100,10 @@ impl Estimator {
     /// early. The next burst's first sample takes its packet's first
     /// number where it starts on the lattice, or is the next packet after
     /// a whole one; else it is judged as any arrival (a stall of a packet
-    /// or more, by the loss stage).
+    /// or more, by the loss stage). Whole packets lost between two bursts
+    /// are read only where the starts were calm (`packets::CALM_RUN`), and
+    /// short bursts not at all where the stream lately showed a latency
+    /// timer's (`Packets::strike`).
     #[cold]
     fn number_packets(&mut self, pd: &mut Pending, first: i64, k: u32, q: i64, l: Lattice) {
         let mm = i64::from(l.m);
@@ -1151,10 +1154,10 @@ impl Estimator {
                 return self.keep_memory(memory, k == l.m, given, l.time(w));
             }
         };
-        // Whole packets lost before the next burst only where it starts
-        // on the lattice and the newest `CALM_RUN` bursts all did (else a long delay, a heavy
-        // tail's, may reach the packet after: the loss stage judges it
-        // against the stream's evidence of stalls and losses).
+        // Whole packets lost before the next burst only where it starts on
+        // the lattice and the newest `CALM_RUN` bursts all did (else a long
+        // delay, a heavy tail's, may reach the packet after: the loss stage
+        // judges it against the stream's evidence of stalls and losses).
         if w_next > w && (w_next == w.saturating_add(1) || (close && !l.strayed)) && n > pd.point.n
         {
             self.packet_next = Some(n);

@@ -3157,6 +3157,48 @@ proptest! {
     }
 }
 
+/// When each of `n` samples of period `p` ns is ready: `latency` ns plus
+/// a delay, exponential of mean `scale` ns or uniform over it (`law`:
+/// `(scale, exponential)`).
+fn packet_ready(r: &mut Rng, n: usize, p: i64, latency: i64, law: (f64, bool)) -> Vec<i64> {
+    let (scale, exponential) = law;
+    (0..n as i64)
+        .map(|k| {
+            let d = if exponential {
+                r.exp(scale)
+            } else {
+                (r.next() * scale) as i64
+            };
+            T0 + k * p + latency + d
+        })
+        .collect()
+}
+
+/// The samples `kept` (their numbers) of a stream `ready` at those times,
+/// sent in packets of `m` when a packet's last slot is ready and delivered
+/// in order (a sample ready before its predecessor was delivered comes
+/// 20-60 us after it): `(number, arrival)`.
+fn packet_arrivals(
+    r: &mut Rng,
+    ready: &[i64],
+    m: usize,
+    kept: impl IntoIterator<Item = usize>,
+) -> Vec<(usize, i64)> {
+    let mut last = 0;
+    kept.into_iter()
+        .map(|k| {
+            let sent = ready[((k / m + 1) * m - 1).min(ready.len() - 1)];
+            let q = if sent > last {
+                sent
+            } else {
+                last + 20_000 + (r.next() * 40_000.0) as i64
+            };
+            last = q;
+            (k, q)
+        })
+        .collect()
+}
+
 /// A random packetised stream (`seed`): `(true time, arrival)` of 3000
 /// samples, each ready after a latency of 0.1-2 ms plus an exponential or
 /// uniform delay of 1-30 % of the period, then held in packets of `m`
@@ -3182,28 +3224,10 @@ fn packetised_stream(seed: u64) -> (i64, String, Vec<(i64, i64)>) {
     let latency = 100_000 + (r.next() * 1_900_000.0) as i64;
     let scale = p as f64 * 0.01 * 30f64.powf(r.next());
     let exponential = r.next() < 0.5;
-    let ready: Vec<i64> = (0..n as i64)
-        .map(|k| {
-            let d = if exponential {
-                r.exp(scale)
-            } else {
-                (r.next() * scale) as i64
-            };
-            T0 + k * p + latency + d
-        })
-        .collect();
-    let mut last = 0;
-    let samples = (0..n)
-        .map(|k| {
-            let sent = ready[((k / m + 1) * m - 1).min(n - 1)];
-            let q = if sent > last {
-                sent
-            } else {
-                last + 20_000 + (r.next() * 40_000.0) as i64
-            };
-            last = q;
-            (T0 + k as i64 * p, q)
-        })
+    let ready = packet_ready(&mut r, n, p, latency, (scale, exponential));
+    let samples = packet_arrivals(&mut r, &ready, m, 0..n)
+        .into_iter()
+        .map(|(k, q)| (T0 + k as i64 * p, q))
         .collect();
     let law = if exponential {
         "exponential"
@@ -3264,31 +3288,12 @@ fn lossy_packets(seed: u64) -> (i64, i64, String, Vec<(i64, i64)>) {
     let latency = 100_000 + (r.next() * 1_900_000.0) as i64;
     let scale = p as f64 * 0.01 * 30f64.powf(r.next());
     let exponential = r.next() < 0.5;
-    let n = 3000i64;
-    let ready: Vec<i64> = (0..n)
-        .map(|k| {
-            let d = if exponential {
-                r.exp(scale)
-            } else {
-                (r.next() * scale) as i64
-            };
-            T0 + k * p + latency + d
-        })
-        .collect();
-    let kept: Vec<i64> = (0..n).filter(|&k| k < 3 || r.next() >= loss).collect();
-    let mut last = 0;
-    let samples = kept
+    let n = 3000usize;
+    let ready = packet_ready(&mut r, n, p, latency, (scale, exponential));
+    let kept: Vec<usize> = (0..n).filter(|&k| k < 3 || r.next() >= loss).collect();
+    let samples = packet_arrivals(&mut r, &ready, m as usize, kept)
         .into_iter()
-        .map(|k| {
-            let sent = ready[((k / m + 1) * m - 1).min(n - 1) as usize];
-            let q = if sent > last {
-                sent
-            } else {
-                last + 20_000 + (r.next() * 40_000.0) as i64
-            };
-            last = q;
-            (k, q)
-        })
+        .map(|(k, q)| (k as i64, q))
         .collect();
     let law = if exponential {
         "exponential"
