@@ -133,8 +133,9 @@ impl Packets {
 
     /// A short burst was followed off the lattice: the second time within
     /// `PACKET_RUN` bursts, the packet size (kept otherwise while no burst
-    /// is longer) is forgotten, to be learned again from a run of whole
-    /// packets.
+    /// is longer) and the lattice's memory are forgotten, to be learned
+    /// again from a run of whole packets; either way the lattice reports
+    /// the strike for `CALM_RUN` bursts (`Lattice::struck`).
     pub fn strike(&mut self) {
         if self.bursts.saturating_sub(self.struck) <= PACKET_RUN as u64 && self.struck > 0 {
             (self.size, self.memory) = (None, None);
