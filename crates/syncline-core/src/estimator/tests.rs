@@ -3188,15 +3188,22 @@ fn packet_arrivals(
     kept.into_iter()
         .map(|k| {
             let sent = ready[((k / m + 1) * m - 1).min(ready.len() - 1)];
-            let q = if sent > last {
-                sent
-            } else {
-                last + 20_000 + (r.next() * 40_000.0) as i64
-            };
-            last = q;
-            (k, q)
+            (k, delivered(r, sent, &mut last))
         })
         .collect()
+}
+
+/// In-order delivery of a sample ready at `ready` after the one delivered
+/// at `last` (updated): at once, or 20-60 us after `last` if it was ready
+/// before that.
+fn delivered(r: &mut Rng, ready: i64, last: &mut i64) -> i64 {
+    let q = if ready > *last {
+        ready
+    } else {
+        *last + 20_000 + (r.next() * 40_000.0) as i64
+    };
+    *last = q;
+    q
 }
 
 /// A random packetised stream (`seed`): `(true time, arrival)` of 3000
@@ -3391,14 +3398,7 @@ fn wide_jitter_stream(seed: u64, n: i64) -> (i64, String, f64, Vec<(i64, i64)>) 
                 1 => (scale + r.normal() * scale / 3.0).max(0.0),
                 _ => r.gamma(shape) * scale / shape,
             };
-            let ready = t + 1_000_000 + d as i64;
-            let q = if ready > last {
-                ready
-            } else {
-                last + 20_000 + (r.next() * 40_000.0) as i64
-            };
-            last = q;
-            (t, q)
+            (t, delivered(&mut r, t + 1_000_000 + d as i64, &mut last))
         })
         .collect();
     let what = format!(
