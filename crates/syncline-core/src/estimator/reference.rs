@@ -3,6 +3,7 @@
 
 use super::config::{EstimatorConfig, EstimatorStatus};
 use super::fit::{Line, LineFit, Point, YoungSummary, round};
+use super::wander::Halves;
 use super::{FitMode, ReferenceOutcome};
 
 /// Stage 5: the reference pulses, their line and their place on the
@@ -34,6 +35,9 @@ pub(crate) struct Pulses {
     /// The young pulse fit's summary (see [`LineFit::young_summary`]) as
     /// of its last pulse; `None` once it has statistics.
     young: Option<YoungSummary>,
+    /// The pulse line's forgetting of a rate that wanders: the test of
+    /// the arrival line's (`Wander::forget`) on the pulses' history.
+    halves: Halves,
 }
 
 impl Pulses {
@@ -50,6 +54,7 @@ impl Pulses {
             early: 0,
             dev: cfg.tuning.ref_dev_start,
             young: None,
+            halves: Halves::new(cap),
         }
     }
 
@@ -212,6 +217,21 @@ impl Pulses {
             st.references_rejected += 1;
             return ReferenceOutcome::Rejected;
         }
+        // A rate that wanders bends the pulses' history as it does the
+        // arrivals': the older half of a history whose halves' slopes
+        // differ beyond their jitter is forgotten. Pulses jitter far less
+        // than arrivals, so theirs shows a wander the arrivals' cannot
+        // (a 63 ppm wander over 165 s under pulses of 17 us: the pulse
+        // line over 33 s was 10 x Rock's RMS, `family_draws.py --seed 13
+        // --kinds mixed --first 65 --draws 1`).
+        if let Some(keep) = self.halves.forget(
+            self.refs.history_log(),
+            p,
+            cfg.window.as_nanos(),
+            &cfg.tuning,
+        ) {
+            self.refs.forget_oldest(keep);
+        }
         if let Some(f) = floor.eval(n) {
             self.offset = Some((f - h) as f64);
         }
@@ -236,6 +256,7 @@ impl Pulses {
     /// were numbered late).
     pub fn forget(&mut self, cfg: &EstimatorConfig) {
         self.refs.clear();
+        self.halves = self.halves.cleared();
         self.young = None;
         self.forget_phase(cfg);
     }
@@ -279,6 +300,7 @@ impl Pulses {
         }
         self.jumps = 0;
         self.refs.clear();
+        self.halves = self.halves.cleared();
         st.references_renumbered += 1;
         x + jump
     }

@@ -170,14 +170,8 @@ pub(crate) struct Wander {
     r: f64,
     q: f64,
     kf: Option<Kf>,
-    /// Committed samples since the last test of the line's history
-    /// ([`Wander::forget`]).
-    since_forget: u32,
-    /// Whether the last test came near its threshold (see
-    /// [`forget_every`]).
-    forget_near: bool,
-    /// The least-squares sums of that history, by blocks (allocated once).
-    history_sums: Blocks,
+    /// The test of the line's history for a bend ([`Wander::forget`]).
+    halves: Halves,
     /// The tuning values (see [`Tuning`]).
     t: Tuning,
 }
@@ -208,7 +202,7 @@ impl Wander {
     pub fn new(t: Tuning, cap: usize) -> Self {
         Wander {
             scratch: Vec::with_capacity(RING),
-            history_sums: Blocks::new(cap),
+            halves: Halves::new(cap),
             ..Wander::empty(t)
         }
     }
@@ -232,9 +226,7 @@ impl Wander {
             r: 0.0,
             q: 0.0,
             kf: None,
-            since_forget: 0,
-            forget_near: false,
-            history_sums: Blocks::default(),
+            halves: Halves::default(),
         }
     }
 
@@ -244,7 +236,7 @@ impl Wander {
         *self = Wander {
             ring: self.ring,
             scratch: std::mem::take(&mut self.scratch),
-            history_sums: std::mem::take(&mut self.history_sums),
+            halves: self.halves.cleared(),
             ..Wander::empty(self.t)
         };
     }
@@ -634,37 +626,75 @@ impl Wander {
     /// test merges a block's sums instead of visiting its points.
     #[inline(always)]
     pub fn forget(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
-        self.since_forget = self.since_forget.saturating_add(1);
-        if self.since_forget < forget_every(h.len(), self.forget_near, &self.t)
-            || self.t.forget_t <= 0.0
-        {
+        self.halves.forget(h, period, min_span, &self.t)
+    }
+}
+
+/// The halves' slope test of a line's history ([`Wander::forget`]), kept
+/// apart so that the pulse line (`Pulses`) forgets a wandering rate
+/// alike: its state between tests and the history's sums.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Halves {
+    /// Points appended since the last test.
+    since: u32,
+    /// Whether the last test came near its threshold (see
+    /// [`forget_every`]).
+    near: bool,
+    /// The least-squares sums of the history, by blocks (allocated once).
+    sums: Blocks,
+}
+
+impl Halves {
+    /// Room for the sums of a history of `cap` points.
+    pub fn new(cap: usize) -> Self {
+        Halves {
+            sums: Blocks::new(cap),
+            ..Halves::default()
+        }
+    }
+
+    /// The state of a new test, with the sums' buffer.
+    pub fn cleared(&mut self) -> Self {
+        Halves {
+            sums: std::mem::take(&mut self.sums),
+            ..Halves::default()
+        }
+    }
+
+    /// Called once per point appended to the history `h`: when due, the
+    /// test of [`Wander::forget`], and how many of the newest points to
+    /// keep if the history bends.
+    #[inline(always)]
+    pub fn forget(&mut self, h: &History, period: f64, min_span: i64, t: &Tuning) -> Option<usize> {
+        self.since = self.since.saturating_add(1);
+        if self.since < forget_every(h.len(), self.near, t) || t.forget_t <= 0.0 {
             return None;
         }
-        self.since_forget = 0;
-        self.forget_test(h, period, min_span)
+        self.since = 0;
+        self.test(h, period, min_span, t)
     }
 
     /// The test of [`Self::forget`], when due (kept out of line).
     #[inline(never)]
-    fn forget_test(&mut self, h: &History, period: f64, min_span: i64) -> Option<usize> {
-        self.forget_near = false;
+    fn test(&mut self, h: &History, period: f64, min_span: i64, t: &Tuning) -> Option<usize> {
+        self.near = false;
         let pts = h.as_slice();
         let len = pts.len();
         let keep = len / 2;
         let last = *pts.last()?;
         let first_kept = *pts.get(len - keep)?;
-        if keep < self.t.forget_min_points
+        if keep < t.forget_min_points
             || last.q.saturating_sub(first_kept.q) < min_span
             || !(period > 0.0 && period.is_finite())
         {
             return None;
         }
-        self.history_sums.catch_up(h, period);
+        self.sums.catch_up(h, period);
         let split = h.end() - keep as u64;
-        let (newer, queued_newer) = self.history_sums.sum(h, split, h.end());
-        let (older, queued_older) = self.history_sums.sum(h, h.end() - len as u64, split);
+        let (newer, queued_newer) = self.sums.sum(h, split, h.end());
+        let (older, queued_older) = self.sums.sum(h, h.end() - len as u64, split);
         let queued = queued_newer + queued_older;
-        if queued as f64 > self.t.step_queued_share * len as f64 || newer.k < 3.0 || older.k < 3.0 {
+        if queued as f64 > t.step_queued_share * len as f64 || newer.k < 3.0 || older.k < 3.0 {
             return None;
         }
         let (b1, c1, e1) = newer.fit();
@@ -672,8 +702,8 @@ impl Wander {
         let s2 = (e1 + e0) / (newer.k + older.k - 4.0);
         let se = (s2 * (1.0 / c1 + 1.0 / c0)).sqrt();
         let d = (b1 - b0).abs();
-        self.forget_near = d > self.t.forget_near * self.t.forget_t * se;
-        (d.is_finite() && d > self.t.forget_t * se && d > 0.0).then_some(keep)
+        self.near = d > t.forget_near * t.forget_t * se;
+        (d.is_finite() && d > t.forget_t * se && d > 0.0).then_some(keep)
     }
 }
 
