@@ -4,7 +4,7 @@
 use super::config::{EstimatorConfig, EstimatorStatus};
 use super::fit::{Line, LineFit, Point, YoungSummary, round};
 use super::wander::Halves;
-use super::{FitMode, ReferenceOutcome};
+use super::{FitMode, ReferenceOutcome, Tuning};
 
 /// Stage 5: the reference pulses, their line and their place on the
 /// arrival floor. Fed by [`Pulses::place`]; read by [`Pulses::estimate`]
@@ -76,7 +76,9 @@ impl Pulses {
     /// Numbers the pulse stamped `h` against the samples (by the pulse
     /// line, else by the pulses' phase on the arrival floor, else by the
     /// floor alone), rejects glitches and adds it to the pulse fit. Before
-    /// the arrival fit has statistics the pulse waits (the latest one).
+    /// the arrival fit has statistics the pulse is numbered by the pulse
+    /// line alone if there is one (see [`Self::place_on_line`]), else
+    /// waits (the latest one).
     pub fn place(
         &mut self,
         h: i64,
@@ -86,6 +88,9 @@ impl Pulses {
         st: &mut EstimatorStatus,
     ) -> ReferenceOutcome {
         let (Some(floor), true) = (fit.floor(), fit.len() >= cfg.tuning.min_stats_points) else {
+            if let Some(outcome) = self.place_on_line(h, fit, cfg, max_span, st) {
+                return outcome;
+            }
             // Only the latest pulse waits: one it replaces is dropped, and
             // counted as rejected.
             if self.deferred.replace(h).is_some() {
@@ -100,30 +105,6 @@ impl Pulses {
         let t = cfg.tuning;
         let first_after = |x: f64| (x - t.ref_first_slack).ceil();
         let xf = floor.solve(h.saturating_add(cfg.min_latency.as_nanos()));
-        // A pulse further off the pulse line than its spread allows (ten
-        // standard deviations once the line has statistics, at least a
-        // hundredth and at most a quarter of a period) is a glitch.
-        let tolerance = if self.refs.stats_valid() {
-            (t.ref_glitch_sd * self.refs.std_r).clamp(t.ref_glitch_min * p, t.ref_glitch_max * p)
-        } else {
-            t.ref_glitch_max * p
-        };
-        // A floor fit of the pulses (see `LineFit::for_pulses`) numbers
-        // and judges a pulse from the middle of their spread above it (the
-        // mean residual), as a least-squares fit does from its line:
-        // pulses with a wide symmetric jitter lie up to half a period above
-        // their floor before the fit enters least squares. Below the floor
-        // no pulse lies by more than the floor's own error (one that did
-        // would bend the floor down to it): there the tolerance is the mean
-        // residual (at least 10⁻⁴ of a period).
-        let (below, centre) = if self.refs.stats_valid() && self.refs.mode == FitMode::Hull {
-            (
-                self.refs.mean_r.max(t.ref_below_min * p).min(tolerance),
-                self.refs.mean_r,
-            )
-        } else {
-            (tolerance, 0.0)
-        };
         // Its place on the floor must keep the pulses' phase (up to whole
         // periods: renumberings, `follow_samples`) within six times its
         // mean deviation so far (3 % to 25 % of a period).
@@ -137,14 +118,7 @@ impl Pulses {
         };
         let line = self.pulse_line(fit);
         let candidate = match (line, xf, self.phase) {
-            (Some(l), ..) => l
-                .solve(h.saturating_sub(round(centre)))
-                .map(f64::round)
-                .filter(|x| x.abs() < 9.0e18)
-                .map(|x| {
-                    let r = l.residual(x as i64, h);
-                    (x, r - centre > tolerance || r < -below)
-                }),
+            (Some(l), ..) => self.on_line(l, h, p, &t),
             // No line yet: by the pulses' phase on the floor (a jittery
             // pulse is numbered like the ones before it), the first one by
             // the floor alone.
@@ -205,6 +179,113 @@ impl Pulses {
                 return ReferenceOutcome::Rejected;
             }
         };
+        let outcome = self.add(n, h, fit, cfg, max_span, st);
+        if outcome != ReferenceOutcome::Used(n) {
+            return outcome;
+        }
+        if let Some(f) = floor.eval(n) {
+            self.offset = Some((f - h) as f64);
+        }
+        if let Some(d) = xf.map(|xf| xf - n as f64) {
+            match self.phase {
+                None => self.phase = Some(d),
+                Some(phase) if (d - phase).abs() < 0.5 => {
+                    self.dev += ((d - phase).abs() - self.dev) / t.ref_phase_gain;
+                    self.phase = Some(phase + (d - phase) / t.ref_phase_gain);
+                }
+                Some(_) => {}
+            }
+        }
+        ReferenceOutcome::Used(n)
+    }
+
+    /// The number the pulse line `l` gives the pulse stamped `h`, and
+    /// whether the pulse is a glitch: further off the line than its spread
+    /// allows (ten standard deviations once the line has statistics, at
+    /// least a hundredth and at most a quarter of a period `p`).
+    ///
+    /// A floor fit of the pulses (see `LineFit::for_pulses`) numbers and
+    /// judges a pulse from the middle of their spread above it (the mean
+    /// residual), as a least-squares fit does from its line: pulses with a
+    /// wide symmetric jitter lie up to half a period above their floor
+    /// before the fit enters least squares. Below the floor no pulse lies
+    /// by more than the floor's own error (one that did would bend the
+    /// floor down to it): there the tolerance is the mean residual (at
+    /// least 10⁻⁴ of a period).
+    fn on_line(&self, l: Line, h: i64, p: f64, t: &Tuning) -> Option<(f64, bool)> {
+        let tolerance = if self.refs.stats_valid() {
+            (t.ref_glitch_sd * self.refs.std_r).clamp(t.ref_glitch_min * p, t.ref_glitch_max * p)
+        } else {
+            t.ref_glitch_max * p
+        };
+        let (below, centre) = if self.refs.stats_valid() && self.refs.mode == FitMode::Hull {
+            (
+                self.refs.mean_r.max(t.ref_below_min * p).min(tolerance),
+                self.refs.mean_r,
+            )
+        } else {
+            (tolerance, 0.0)
+        };
+        l.solve(h.saturating_sub(round(centre)))
+            .map(f64::round)
+            .filter(|x| x.abs() < 9.0e18)
+            .map(|x| {
+                let r = l.residual(x as i64, h);
+                (x, r - centre > tolerance || r < -below)
+            })
+    }
+
+    /// A pulse while the arrival fit is too young to place it (a change
+    /// just cut its history): numbered by the pulse line alone, judged as
+    /// on it ([`Self::on_line`]), and added to the pulse fit, so that the
+    /// pulses go on locking the estimates while the arrivals' line is
+    /// learned again. A deferral there left the estimates on a pulse line
+    /// of the few pulses since a period step for as long as the arrival
+    /// fit took to reach its statistics: 0.3 ms off after 20 samples of a
+    /// 3.3 % step (`family_draws.py --seed 13 --kinds mixed --first 92
+    /// --draws 1`: 3.0 x Rock's RMS). `None` without a pulse line (the
+    /// pulse then waits).
+    fn place_on_line(
+        &mut self,
+        h: i64,
+        fit: &LineFit,
+        cfg: &EstimatorConfig,
+        max_span: i64,
+        st: &mut EstimatorStatus,
+    ) -> Option<ReferenceOutcome> {
+        let l = self.pulse_line(fit)?;
+        let p = l.slope;
+        if !(p > 0.0 && p.is_finite()) {
+            return None;
+        }
+        let (x, misfit) = self.on_line(l, h, p, &cfg.tuning)?;
+        let n = x as i64;
+        if misfit {
+            // A run of misfits: the pulses moved; the line starts over
+            // from the arrival floor once there is one.
+            self.misfits += 1;
+            if self.misfits >= cfg.tuning.ref_jump_run {
+                self.forget(cfg);
+                return None;
+            }
+            st.references_rejected += 1;
+            return Some(ReferenceOutcome::Rejected);
+        }
+        self.misfits = 0;
+        Some(self.add(n, h, fit, cfg, max_span, st))
+    }
+
+    /// Adds pulse `n` stamped `h` to the pulse fit (and forgets the older
+    /// half of a history that bends), once numbered.
+    fn add(
+        &mut self,
+        n: i64,
+        h: i64,
+        fit: &LineFit,
+        cfg: &EstimatorConfig,
+        max_span: i64,
+        st: &mut EstimatorStatus,
+    ) -> ReferenceOutcome {
         if !self.refs.push(
             Point {
                 freed: false,
@@ -224,6 +305,12 @@ impl Pulses {
         // (a 63 ppm wander over 165 s under pulses of 17 us: the pulse
         // line over 33 s was 10 x Rock's RMS, `family_draws.py --seed 13
         // --kinds mixed --first 65 --draws 1`).
+        let p = fit.floor().map_or(0.0, |f| f.slope);
+        let p = if p > 0.0 {
+            p
+        } else {
+            self.refs.own_line().map_or(0.0, |l| l.slope)
+        };
         if let Some(keep) = self.halves.forget(
             self.refs.history_log(),
             p,
@@ -231,19 +318,6 @@ impl Pulses {
             &cfg.tuning,
         ) {
             self.refs.forget_oldest(keep);
-        }
-        if let Some(f) = floor.eval(n) {
-            self.offset = Some((f - h) as f64);
-        }
-        if let Some(d) = xf.map(|xf| xf - n as f64) {
-            match self.phase {
-                None => self.phase = Some(d),
-                Some(phase) if (d - phase).abs() < 0.5 => {
-                    self.dev += ((d - phase).abs() - self.dev) / t.ref_phase_gain;
-                    self.phase = Some(phase + (d - phase) / t.ref_phase_gain);
-                }
-                Some(_) => {}
-            }
         }
         self.summarise(fit);
         self.last_n = Some(n);
