@@ -27,8 +27,8 @@ pub(crate) struct Pulses {
     /// Pulses in a row off the pulse line or off the phase.
     misfits: u32,
     /// Pulses in a row numbered after the first sample whose arrival floor
-    /// is not before them.
-    early: u32,
+    /// is not before them, or two or more before it.
+    astray: u32,
     /// Mean deviation of the pulses' place on the floor from their phase,
     /// in periods.
     dev: f64,
@@ -51,7 +51,7 @@ impl Pulses {
             phase: None,
             jumps: 0,
             misfits: 0,
-            early: 0,
+            astray: 0,
             dev: cfg.tuning.ref_dev_start,
             young: None,
             halves: Halves::new(cap),
@@ -154,12 +154,18 @@ impl Pulses {
         // it: the pulses were numbered a sample late from a first pulse
         // stamped unusually late (a pulse's own delay can exceed the
         // samples' latency). With the right numbers no pulse lies more than
-        // 0.9 of a period before its sample's floor; `Tuning::ref_jump_run` in a row
+        // 0.9 of a period before its sample's floor, nor a period after it:
+        // a pulse numbered two or more before the first sample whose floor
+        // is not before it was matched to an older sample (the pulses
+        // followed a renumbering of the samples that a later revision
+        // undid: 2 periods off for the last 1,600 samples of
+        // `family_draws.py --seed 23 --kinds reference --first 131
+        // --draws 1`, 5.8 x Rock's RMS). `Tuning::ref_jump_run` in a row
         // renumber the pulses from this one.
         let x = match (x, xf) {
-            (Some(x), Some(xf)) if first_after(xf) < x => {
-                self.early += 1;
-                if self.early < cfg.tuning.ref_jump_run {
+            (Some(x), Some(xf)) if first_after(xf) < x || x < first_after(xf) - 1.0 => {
+                self.astray += 1;
+                if self.astray < cfg.tuning.ref_jump_run {
                     Some(x)
                 } else {
                     self.forget(cfg);
@@ -168,7 +174,7 @@ impl Pulses {
                 }
             }
             (x, _) => {
-                self.early = 0;
+                self.astray = 0;
                 x
             }
         };
@@ -340,7 +346,7 @@ impl Pulses {
     fn forget_phase(&mut self, cfg: &EstimatorConfig) {
         self.phase = None;
         self.dev = cfg.tuning.ref_dev_start;
-        self.early = 0;
+        self.astray = 0;
     }
 
     /// The pulse number `x` given by the pulse line, moved by the whole
@@ -553,5 +559,58 @@ mod tests {
             (None, None, None)
         );
         assert_eq!(pulses.refs.len(), 0);
+    }
+
+    /// Pulses matched to samples two numbers before theirs are renumbered
+    /// to the first sample whose floor is not before them. The arrival
+    /// floor here moves up by 0.3 of a period at a time (samples numbered
+    /// anew), too little for the pulses' phase on it to jump
+    /// (`follow_samples`), which follows it instead: after two periods the
+    /// pulse line still numbers each pulse as before, two before the
+    /// sample it was stamped for. Three such pulses in a row renumber the
+    /// pulses (`Tuning::ref_jump_run`).
+    #[test]
+    fn pulses_two_numbers_behind_their_samples_are_renumbered() {
+        let p = 10_000_000i64;
+        let t0 = 1_000_000_000_000i64;
+        let cfg =
+            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(p));
+        let mut st = Estimator::new(cfg).unwrap().status();
+        let mut pulses = Pulses::new(256, &cfg);
+        // Samples 1 ms after their acquisition, numbered `shift` periods on.
+        let fit_at = |shift: f64| {
+            let mut fit = LineFit::new(256, cfg.tuning);
+            for n in 0..400 {
+                let q = t0 + n * p + 1_000_000 - (shift * p as f64) as i64;
+                fit.push(
+                    Point {
+                        freed: false,
+                        n,
+                        q,
+                        queued: false,
+                    },
+                    i64::MAX,
+                );
+            }
+            fit
+        };
+        let mut k = 0;
+        let mut last = None;
+        for step in 0..=7 {
+            let shift = 0.3 * f64::from(step);
+            let fit = fit_at(shift);
+            // (The first 40 pulses give the pulse line its statistics: it
+            // then numbers them alone.)
+            for _ in 0..if step == 0 { 40 } else { 10 } {
+                let h = t0 + k * p + 30_000;
+                last = Some((shift, pulses.place(h, &fit, &cfg, i64::MAX, &mut st)));
+                k += 1;
+            }
+        }
+        // Shifted by 2.1 periods: the pulse of acquisition k - 1 belongs to
+        // the sample numbered k + 1 (its floor 0.97 ms after the pulse is
+        // now 0.1 period before it, within the slack).
+        assert_eq!(last, Some((2.1, ReferenceOutcome::Used(k + 1))));
+        assert!(st.references_renumbered >= 1, "{st:?}");
     }
 }
