@@ -150,8 +150,7 @@ impl Pulses {
                 // the phase start over from the floor.
                 self.misfits += 1;
                 if self.misfits < cfg.tuning.ref_jump_run {
-                    self.moved.rotate_left(1);
-                    self.moved[MOVED - 1] = h;
+                    self.note_moved(h);
                     st.references_rejected += 1;
                     return ReferenceOutcome::Rejected;
                 }
@@ -234,8 +233,9 @@ impl Pulses {
         let run = (run.saturating_sub(1) as usize).min(MOVED - 1);
         let mut last = i64::MIN;
         for &hi in &self.moved[MOVED - run..] {
+            // (Only pulses of the run: a few periods before this one.)
             let back = ((h - hi) as f64 / p).round();
-            if !(1.0..1e6).contains(&back) {
+            if !(1.0..=(4 * MOVED) as f64).contains(&back) {
                 continue;
             }
             let ni = n - back as i64;
@@ -253,6 +253,12 @@ impl Pulses {
                 last = ni;
             }
         }
+    }
+
+    /// Keeps the stamp `h` of a pulse off the line (see `Pulses::moved`).
+    fn note_moved(&mut self, h: i64) {
+        self.moved.rotate_left(1);
+        self.moved[MOVED - 1] = h;
     }
 
     /// The number the pulse line `l` gives the pulse stamped `h`, and
@@ -324,6 +330,7 @@ impl Pulses {
                 self.forget(cfg);
                 return None;
             }
+            self.note_moved(h);
             st.references_rejected += 1;
             return Some(ReferenceOutcome::Rejected);
         }
