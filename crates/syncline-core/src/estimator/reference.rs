@@ -557,20 +557,42 @@ mod tests {
     use super::Pulses;
     use crate::TimeDelta;
     use crate::estimator::fit::{LineFit, Point};
-    use crate::estimator::{Estimator, EstimatorConfig, ReferenceOutcome};
+    use crate::estimator::{Estimator, EstimatorConfig, EstimatorStatus, ReferenceOutcome};
+
+    /// The tests' period and first acquisition (ns).
+    const P: i64 = 10_000_000;
+    const T0: i64 = 1_000_000_000_000;
+
+    /// A 5 s window at period [`P`], a fresh status, and an empty stage.
+    fn stage() -> (EstimatorConfig, EstimatorStatus, Pulses) {
+        let cfg =
+            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(P));
+        let st = Estimator::new(cfg).unwrap().status();
+        let pulses = Pulses::new(256, &cfg);
+        (cfg, st, pulses)
+    }
+
+    /// Adds samples `ns` arriving at `q(n)` to `fit`.
+    fn push_samples(fit: &mut LineFit, ns: std::ops::Range<i64>, q: impl Fn(i64) -> i64) {
+        for n in ns {
+            let point = Point {
+                freed: false,
+                n,
+                q: q(n),
+                queued: false,
+            };
+            assert!(fit.push(point, i64::MAX));
+        }
+    }
 
     /// A pulse waits for the arrival fit; then each is numbered against
     /// the samples, their line gives the estimates and the latency, and
     /// a reset forgets them.
     #[test]
     fn the_pulse_stage_numbers_pulses_gives_their_line_and_resets() {
-        let p = 10_000_000i64;
-        let t0 = 1_000_000_000_000i64;
-        let cfg =
-            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(p));
-        let mut st = Estimator::new(cfg).unwrap().status();
+        let (p, t0) = (P, T0);
+        let (cfg, mut st, mut pulses) = stage();
         let mut fit = LineFit::new(256, cfg.tuning);
-        let mut pulses = Pulses::new(256, &cfg);
         let place = |pulses: &mut Pulses, fit: &LineFit, st: &mut _, h| {
             pulses.place(h, fit, &cfg, i64::MAX, st)
         };
@@ -581,18 +603,9 @@ mod tests {
         assert_eq!(pulses.deferred, Some(t0));
         // Samples 1 ms (plus up to 4 us) after their acquisition; pulses
         // 30 us after it.
-        for n in 0..100 {
-            let q = t0 + n * p + 1_000_000 + (n * 7919 % 5) * 1_000;
-            assert!(fit.push(
-                Point {
-                    freed: false,
-                    n,
-                    q,
-                    queued: false
-                },
-                i64::MAX
-            ));
-        }
+        push_samples(&mut fit, 0..100, |n| {
+            t0 + n * p + 1_000_000 + (n * 7919 % 5) * 1_000
+        });
         for n in 10..20 {
             let h = t0 + n * p + 30_000;
             assert_eq!(
@@ -628,27 +641,14 @@ mod tests {
     /// pulses (`Tuning::ref_jump_run`).
     #[test]
     fn pulses_two_numbers_behind_their_samples_are_renumbered() {
-        let p = 10_000_000i64;
-        let t0 = 1_000_000_000_000i64;
-        let cfg =
-            EstimatorConfig::new(TimeDelta::from_secs(5)).with_period(TimeDelta::from_nanos(p));
-        let mut st = Estimator::new(cfg).unwrap().status();
-        let mut pulses = Pulses::new(256, &cfg);
+        let (p, t0) = (P, T0);
+        let (cfg, mut st, mut pulses) = stage();
         // Samples 1 ms after their acquisition, numbered `shift` periods on.
         let fit_at = |shift: f64| {
             let mut fit = LineFit::new(256, cfg.tuning);
-            for n in 0..400 {
-                let q = t0 + n * p + 1_000_000 - (shift * p as f64) as i64;
-                fit.push(
-                    Point {
-                        freed: false,
-                        n,
-                        q,
-                        queued: false,
-                    },
-                    i64::MAX,
-                );
-            }
+            push_samples(&mut fit, 0..400, |n| {
+                t0 + n * p + 1_000_000 - (shift * p as f64) as i64
+            });
             fit
         };
         let mut k = 0;
