@@ -260,6 +260,17 @@ fn free(pts: &History) -> impl Iterator<Item = &Point> {
     pts.iter().filter(|p| !p.queued)
 }
 
+/// How far the free points lie above `l` on average, beyond the lowest of
+/// them (ns): the one-way LP's objective for the line moved down to touch
+/// them. NaN without free points.
+fn lift(pts: &History, l: &Line) -> f64 {
+    let (sum, min, k) = free(pts).fold((0.0, f64::INFINITY, 0.0), |(s, m, k), p| {
+        let r = l.residual(p.n, p.q);
+        (s + r, m.min(r), k + 1.0)
+    });
+    sum / k - min
+}
+
 impl QuantFit {
     pub fn new(t: Tuning) -> Self {
         QuantFit {
@@ -428,17 +439,31 @@ impl QuantFit {
         // Centre the parametrisation on the middle of the history so that
         // offset and slope are nearly uncorrelated.
         let n0 = first.n + (last.n - first.n) / 2;
-        // A first fit starts at the expected period where there is one:
-        // the floor or least squares over less than a turn of the samples'
-        // phase on the grid take their slope from the grid (a 1.128 ms
-        // tick under a 1.155 ms period turns every 42 samples), beyond
-        // the prior's gate, and the likelihood, flat along the slope over
-        // so few samples, kept the grid's slope.
-        let mut l = match (self.fitted, period) {
-            (Some(l), _) if l.slope > 0.0 && l.slope.is_finite() => l,
-            (_, Some(p)) if p > 0.0 && p.is_finite() && !self.prior_dropped => {
-                Line { slope: p, ..start }
-            }
+        // The samples contradict a line they lie on average more than a
+        // tick further above than above `start` (the floor or least
+        // squares): its slope is off (a period step since it was fitted).
+        // The likelihood's pull along the slope comes from the samples
+        // near the line, and a line whose slope is far off has none: each
+        // refit kept it, the prior holding it at the expected period (a
+        // 0.8 % step of a 50 ms period on a 4 ms tick: 17 ms off within 40
+        // samples; a 3.1 % step of 3.8 ms on a 4.4 ms tick, cut at once:
+        // 31 ms off within 240 samples). Such a line is fitted afresh.
+        let floor_lift = lift(pts, &start);
+        let contradicted = |l: &Line| lift(pts, l) > floor_lift + tau;
+        let kept = self
+            .fitted
+            .filter(|l| l.slope > 0.0 && l.slope.is_finite() && !contradicted(l));
+        // A first fit starts at the expected period where there is one
+        // that the samples do not contradict: the floor or least squares
+        // over less than a turn of the samples' phase on the grid take
+        // their slope from the grid (a 1.128 ms tick under a 1.155 ms
+        // period turns every 42 samples), beyond the prior's gate, and the
+        // likelihood, flat along the slope over so few samples, kept the
+        // grid's slope.
+        let expected = period.filter(|&p| p > 0.0 && p.is_finite() && !self.prior_dropped);
+        let mut l = match (kept, expected.map(|p| Line { slope: p, ..start })) {
+            (Some(l), _) => l,
+            (None, Some(at_p)) if !contradicted(&at_p) => at_p,
             _ => start,
         };
         let Some(c0) = l.offset(n0) else {
@@ -457,7 +482,7 @@ impl QuantFit {
         if min_x <= 0.0 {
             l.c += min_x - 0.01 * tau;
         }
-        if self.fitted.is_none() {
+        if kept.is_none() {
             // First fit: the mean delay from the residuals above the
             // floor, less the mean quantisation (half a tick).
             let (mut sum, mut k) = (0.0f64, 0.0f64);
@@ -467,7 +492,7 @@ impl QuantFit {
             }
             self.mu = (sum / k.max(1.0) - 0.5 * tau).max(0.05 * tau);
         }
-        let rounds = if self.fitted.is_none() { 5 } else { 1 };
+        let rounds = if kept.is_none() { 5 } else { 1 };
         let mut slope_sd = f64::INFINITY;
         let prior = period.filter(|_| !self.prior_dropped);
         for _ in 0..rounds {
