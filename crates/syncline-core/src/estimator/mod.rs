@@ -1724,6 +1724,22 @@ impl Estimator {
                 let wraps = (m_max - m >= 2)
                     .then(|| self.counter_wraps(n, m_max - m, index))
                     .flatten();
+                // The driver announced the wraps' losses too (a 4-bit
+                // counter stepping 12 over a burst of 27 announced
+                // losses): on time after them, the sample is numbered
+                // after the wraps at once, not 16 periods early until the
+                // next sample tells.
+                if let (Some(w), Some(r0), Some(p)) = (wraps, r0, period) {
+                    let extra = w.lost - w.delayed;
+                    let r_lost = r0 - (m + extra) as f64 * p;
+                    if self.announced >= extra.unsigned_abs()
+                        && self.announcement_fits(r_lost, r0 - m as f64 * p, p)
+                    {
+                        self.use_announcements(extra.unsigned_abs());
+                        self.st.losses_from_index += extra.unsigned_abs();
+                        return self.numbered(w.lost, (m + extra).unsigned_abs(), None);
+                    }
+                }
                 return self.numbered(n, m as u64, wraps);
             }
             self.st.index_anomalies += 1;
