@@ -1730,14 +1730,15 @@ impl Estimator {
                 // after the wraps at once, not 16 periods early until the
                 // next sample tells.
                 if let (Some(w), Some(r0), Some(p)) = (wraps, r0, period) {
-                    let extra = w.lost - w.delayed;
-                    let r_lost = r0 - (m + extra) as f64 * p;
-                    if self.announced >= extra.unsigned_abs()
-                        && self.announcement_fits(r_lost, r0 - m as f64 * p, p)
+                    // (Whole wraps, at least one: `counter_wraps`.)
+                    let extra = (w.lost - w.delayed).unsigned_abs();
+                    let r_delayed = r0 - m as f64 * p;
+                    if self.announced >= extra
+                        && self.announcement_fits(r_delayed - extra as f64 * p, r_delayed, p)
                     {
-                        self.use_announcements(extra.unsigned_abs());
-                        self.st.losses_from_index += extra.unsigned_abs();
-                        return self.numbered(w.lost, (m + extra).unsigned_abs(), None);
+                        self.use_announcements(extra);
+                        self.st.losses_from_index += extra;
+                        return self.numbered(w.lost, m as u64 + extra, None);
                     }
                 }
                 return self.numbered(n, m as u64, wraps);
